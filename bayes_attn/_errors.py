@@ -1,0 +1,65 @@
+"""Input validation shared by every boundary (configs, arrays, files).
+
+Every check raises :class:`InputError` (a ``ValueError``) whose message is one line
+that names the offending field.  The CLI turns it into ``error: <message>`` and exit
+code 2; the Python API lets it propagate.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+
+class InputError(ValueError):
+    """Bad user input. The message names the field and fits on one line."""
+
+
+def require(cond: bool, field: str, msg: str) -> None:
+    if not cond:
+        raise InputError(f"{field}: {msg}")
+
+
+def positive(value: Any, field: str, *, integer: bool = False) -> Any:
+    """Return ``value`` if it is a finite positive number (an int when ``integer``)."""
+    if integer:
+        ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        require(ok, field, f"must be a positive integer, got {value!r}")
+    else:
+        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        require(ok, field, f"must be a number, got {value!r}")
+        require(bool(np.isfinite(value)), field, f"must be finite, got {value!r}")
+    require(value > 0, field, f"must be > 0, got {value!r}")
+    return value
+
+
+def nonnegative_int(value: Any, field: str) -> int:
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    require(ok and value >= 0, field, f"must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def one_of(value: Any, choices: Iterable[str], field: str) -> str:
+    choices = tuple(choices)
+    require(value in choices, field, f"unknown value {value!r}; expected one of {', '.join(map(repr, choices))}")
+    return value
+
+
+def array(value: Any, field: str, *, ndim: int | None = None, shape: tuple | None = None,
+          dtype_kind: str = "fiub") -> np.ndarray:
+    """Validate a numeric array: dtype kind, rank, shape (``None`` entries free), all finite."""
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # pragma: no cover - numpy rarely fails here
+        raise InputError(f"{field}: cannot be read as an array ({exc})") from None
+    require(arr.dtype.kind in dtype_kind, field, f"must be numeric, got dtype {arr.dtype}")
+    if ndim is not None:
+        require(arr.ndim == ndim, field, f"must have {ndim} dimensions, got shape {arr.shape}")
+    if shape is not None:
+        ok = arr.ndim == len(shape) and all(s is None or s == a for s, a in zip(shape, arr.shape))
+        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        require(ok, field, f"must have shape {want}, got {arr.shape}")
+    if arr.dtype.kind == "f" or arr.dtype.kind == "c":
+        require(bool(np.all(np.isfinite(arr))), field, "contains NaN or inf")
+    return arr

@@ -1,0 +1,155 @@
+"""TOML run configuration: ``[data]``, ``[network]``, ``[sampler]``, ``[diagnostics]``.
+
+```toml
+[data]
+file = "bundle.npz"        # x_train (P,S,N0), y_train (P,), x_test (Q,S,N0), y_test (Q,) + attention
+# or: task = "markov", P = 100, n_test = 1000, paths = 4, seed_train = 27, seed_test = 59,
+#     head_seeds = [147, 247], beta_att = 10.0, noise = [1.0, 1.0, 1.0]
+[network]
+width = 100                # or a list (theory scans); or widths = [N_1, ..., N_L, N_a]
+readout = "last"           # last | first | mean
+temperature = 0.01         # or a list (theory scans)
+variances = [1.0, 1.0, 1.0, 1.0]   # input, layer 1..L, readout
+[sampler]
+kind = "nuts"
+collapsed = false
+chains = 4
+warmup = 500
+draws = 500
+seed = 0
+```
+
+Unknown keys are errors (they are usually typos).  Relative file paths are resolved
+against the config file's folder.  Other commands may read their own tables
+(``[theory]``, ...) from :attr:`RunConfig.raw`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._errors import InputError, require
+from ..inference import SamplerConfig
+from ..network import NetworkSpec
+from ..tasks import Task, load_bundle, markov_task
+
+MARKOV_KEYS = {"P", "n_test", "paths", "seed_train", "seed_test", "head_seeds", "beta_att", "p_blank", "noise"}
+NETWORK_KEYS = {"width", "widths", "readout", "temperature", "variances"}
+DIAG_KEYS = {"rhat_max", "ess_bulk_min", "ess_tail_min"}
+#: tables other commands own; validated by them
+EXTRA_TABLES = {"theory", "report", "potts", "experiment"}
+
+
+def _unknown(table: dict, allowed: set, name: str) -> None:
+    extra = sorted(set(table) - allowed)
+    if extra:
+        raise InputError(f"{name}.{extra[0]}: unknown key (allowed: {', '.join(sorted(allowed))})")
+
+
+def _listify(v):
+    return list(v) if isinstance(v, list) else [v]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A parsed, validated run configuration."""
+
+    data: dict
+    network: dict
+    sampler: SamplerConfig
+    diagnostics: dict
+    raw: dict = field(repr=False)
+    base_dir: Path = Path(".")
+    text: str = ""
+
+    # ---- data --------------------------------------------------------------------------
+    def task(self) -> Task:
+        d = self.data
+        if "file" in d:
+            return load_bundle(self.base_dir / d["file"])
+        kw = {k: v for k, v in d.items() if k != "task"}
+        if "head_seeds" in kw:
+            kw["head_seeds"] = tuple(kw["head_seeds"])
+        return markov_task(**kw)
+
+    # ---- network -------------------------------------------------------------------------
+    @property
+    def widths(self) -> list:
+        n = self.network
+        return [n["widths"]] if "widths" in n else _listify(n["width"])
+
+    @property
+    def temperatures(self) -> list:
+        return _listify(self.network["temperature"])
+
+    def specs(self, task: Task) -> list[tuple[Any, float, NetworkSpec]]:
+        """All ``(width, temperature, spec)`` of the scan (width x temperature)."""
+        n = self.network
+        out = []
+        for w, T in itertools.product(self.widths, self.temperatures):
+            out.append((w, T, NetworkSpec(heads=task.heads, n0=task.n0, width=w, temperature=T,
+                                          variances=n.get("variances", 1.0), readout=n.get("readout", "last"))))
+        return out
+
+    def spec(self, task: Task) -> NetworkSpec:
+        """The single spec of a non-scan config (errors on width/temperature lists)."""
+        require(len(self.widths) == 1, "network.width", "takes one width here (lists are for `bayes-attn theory`)")
+        require(len(self.temperatures) == 1, "network.temperature",
+                "takes one temperature here (lists are for `bayes-attn theory`)")
+        return self.specs(task)[0][2]
+
+
+def parse_config(raw: dict, base_dir=Path("."), text: str = "") -> RunConfig:
+    """Validate a config dict (as read from TOML)."""
+    _unknown(raw, {"data", "network", "sampler", "diagnostics"} | EXTRA_TABLES, "config")
+    require("data" in raw, "data", "missing table [data]")
+    require("network" in raw, "network", "missing table [network]")
+    data, net = dict(raw["data"]), dict(raw["network"])
+    if "file" in data:
+        _unknown(data, {"file"}, "data")
+        require(isinstance(data["file"], str), "data.file", "must be a path string")
+    elif "task" in data:
+        require(data["task"] == "markov", "data.task", f"unknown value {data['task']!r}; expected 'markov'")
+        _unknown(data, MARKOV_KEYS | {"task"}, "data")
+    else:
+        raise InputError("data: needs 'file' (an .npz bundle) or 'task' (e.g. 'markov')")
+    _unknown(net, NETWORK_KEYS, "network")
+    require("width" in net or "widths" in net, "network.width", "missing")
+    require("temperature" in net, "network.temperature", "missing")
+    for key in ("width", "temperature"):
+        if key in net and isinstance(net[key], list):
+            require(len(net[key]) >= 1, f"network.{key}", "is an empty list")
+    sampler_tab = dict(raw.get("sampler", {}))
+    allowed = set(SamplerConfig.__dataclass_fields__)
+    _unknown(sampler_tab, allowed, "sampler")
+    try:
+        sampler = SamplerConfig(**sampler_tab)
+    except TypeError as exc:  # pragma: no cover - guarded by _unknown
+        raise InputError(f"sampler: {exc}") from None
+    diag = dict(raw.get("diagnostics", {}))
+    _unknown(diag, DIAG_KEYS, "diagnostics")
+    cfg = RunConfig(data, net, sampler, diag, raw, Path(base_dir), text)
+    # validate the network table now (widths, temperatures, variances, readout) with a dummy shape
+    for w, T in itertools.product(cfg.widths, cfg.temperatures):
+        NetworkSpec(heads=(1,) * (len(w) - 1 if isinstance(w, list) else 1), n0=1, width=w, temperature=T,
+                    readout=net.get("readout", "last"))
+    return cfg
+
+
+def load_config(path) -> RunConfig:
+    """Read and validate a TOML run config."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"config: cannot read {str(p)!r} (no such file)")
+    try:
+        text = p.read_text()
+        raw = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"config: cannot read {str(p)!r} ({type(exc).__name__})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"config: {str(p)!r} is not valid TOML ({exc})") from None
+    return parse_config(raw, p.parent, text)

@@ -1,0 +1,118 @@
+"""Convergence diagnostics on symmetry-invariant quantities (docs/theory.md §7).
+
+Gated quantities: the test predictions ``f`` and the entries of ``U`` (upper triangle;
+``U`` is symmetric).  Raw weights have sign/permutation/rotation symmetries and are never
+gated.  Statistics come from ArviZ (rank-normalised split R-hat, bulk/tail ESS, MCSE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import arviz as az
+import numpy as np
+import xarray as xr
+
+from .._errors import positive
+
+GATED = ("f", "U")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Pass/fail gates.  Defaults: R-hat < 1.01, bulk ESS > 400, tail ESS > 400, no divergences."""
+
+    rhat_max: float = 1.01
+    ess_bulk_min: float = 400.0
+    ess_tail_min: float = 400.0
+    max_divergences: int = 0
+    bfmi_min: float = 0.3
+
+    def __post_init__(self):
+        positive(self.rhat_max, "diagnostics.rhat_max")
+        positive(self.ess_bulk_min, "diagnostics.ess_bulk_min")
+        positive(self.ess_tail_min, "diagnostics.ess_tail_min")
+
+
+@dataclass
+class Report:
+    """Per-quantity table and the verdict."""
+
+    table: "object"  # pandas DataFrame: rows = quantities
+    divergences: int
+    bfmi: np.ndarray | None
+    thresholds: Thresholds
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def invariant_draws(dt: xr.DataTree) -> xr.Dataset:
+    """The gated quantities as a Dataset (``U`` restricted to its upper triangle)."""
+    post = dt["posterior"].ds
+    data = {}
+    if "f" in post:
+        data["f"] = post["f"]
+    if "U" in post:
+        U = post["U"]
+        n = U.sizes["path"]
+        iu, ju = np.triu_indices(n)
+        labels = [f"{U.path.values[i]}|{U.path_.values[j]}" for i, j in zip(iu, ju)]
+        vals = U.values[:, :, iu, ju]
+        data["U"] = xr.DataArray(vals, dims=["chain", "draw", "pair"], coords={"pair": labels})
+    for extra in ("U_a",):
+        if extra in post:
+            data[extra] = post[extra]
+    return xr.Dataset(data)
+
+
+def summarize(dt: xr.DataTree, thresholds: Thresholds = Thresholds()) -> Report:
+    """R-hat, ESS bulk/tail and MCSE of the invariant quantities, divergences, E-BFMI, verdict."""
+    ds = invariant_draws(dt)
+    table = az.summary(ds, kind="diagnostics")
+    stats = dt["sample_stats"].ds if "sample_stats" in dt.children else xr.Dataset()
+    div = int(stats["diverging"].values.sum()) if "diverging" in stats else 0
+    bfmi = None
+    if "energy" in stats:
+        e = stats["energy"].values
+        bfmi = np.square(np.diff(e, axis=1)).mean(axis=1) / np.var(e, axis=1)
+    t = thresholds
+    failures = []
+    rhat = table["r_hat"].to_numpy(dtype=float)
+    ess_b = table["ess_bulk"].to_numpy(dtype=float)
+    ess_t = table["ess_tail"].to_numpy(dtype=float)
+    if not np.all(rhat < t.rhat_max):
+        failures.append(f"max R-hat {np.nanmax(rhat):.4f} >= {t.rhat_max}")
+    if not np.all(ess_b > t.ess_bulk_min):
+        failures.append(f"min bulk ESS {np.nanmin(ess_b):.0f} <= {t.ess_bulk_min:.0f}")
+    if not np.all(ess_t > t.ess_tail_min):
+        failures.append(f"min tail ESS {np.nanmin(ess_t):.0f} <= {t.ess_tail_min:.0f}")
+    if div > t.max_divergences:
+        failures.append(f"{div} divergent transitions after warm-up")
+    if bfmi is not None and np.any(bfmi < t.bfmi_min):
+        failures.append(f"E-BFMI {np.min(bfmi):.2f} < {t.bfmi_min}")
+    return Report(table, div, bfmi, t, failures)
+
+
+def format_report(rep: Report, max_rows: int = 12) -> str:
+    """Human-readable text: worst rows per quantity, divergences, BFMI and the verdict."""
+    tab = rep.table
+    lines = []
+    for q in GATED + ("U_a",):
+        rows = tab[[str(i).split("[")[0] == q for i in tab.index]]
+        if len(rows) == 0:
+            continue
+        lines.append(f"{q}: {len(rows)} entries; max R-hat {rows['r_hat'].max():.4f}, "
+                     f"min ESS bulk {rows['ess_bulk'].min():.0f}, min ESS tail {rows['ess_tail'].min():.0f}, "
+                     f"max MCSE(mean) {rows['mcse_mean'].max():.3g}")
+        worst = rows.sort_values("ess_bulk").head(max_rows)
+        lines.append(worst.to_string(float_format=lambda v: f"{v:.4g}"))
+    lines.append(f"divergences: {rep.divergences}")
+    if rep.bfmi is not None:
+        lines.append("E-BFMI per chain: " + ", ".join(f"{b:.2f}" for b in rep.bfmi))
+    t = rep.thresholds
+    gate = f"(R-hat < {t.rhat_max}, ESS bulk > {t.ess_bulk_min:.0f}, ESS tail > {t.ess_tail_min:.0f})"
+    lines.append(("PASS " + gate) if rep.passed else ("FAIL " + gate + ": " + "; ".join(rep.failures)))
+    return "\n".join(lines)

@@ -1,0 +1,38 @@
+"""Inference: NumPyro models, samplers and the shared sampling driver."""
+
+from ._config import KINDS, SamplerConfig
+from ._devices import chain_method, request_host_devices
+from ._driver import RUNNERS, sample
+from ._models import (
+    BuiltModel,
+    ModelData,
+    build,
+    collapsed_model,
+    full_model,
+    weight_shapes,
+    weights_from_latent,
+)
+from ._nuts import run_nuts
+from ._output import package_versions, predictor_statistics, read_run, to_datatree, write_run
+
+__all__ = [
+    "SamplerConfig",
+    "KINDS",
+    "sample",
+    "RUNNERS",
+    "run_nuts",
+    "build",
+    "BuiltModel",
+    "ModelData",
+    "full_model",
+    "collapsed_model",
+    "weight_shapes",
+    "weights_from_latent",
+    "request_host_devices",
+    "chain_method",
+    "to_datatree",
+    "write_run",
+    "read_run",
+    "predictor_statistics",
+    "package_versions",
+]

@@ -1,0 +1,109 @@
+"""Forward map, path expansion and order parameters (docs/theory.md §2.1, §2.4, §4.1, §4.3).
+
+Weights, as arrays:
+
+* ``V0``: ``(N_1, N_0)`` input projection;
+* ``values[l-1]``: ``(H_l, N_{l+1}, N_l)`` value matrices of layer ``l`` (``N_{L+1} = N_a``);
+* ``a``: ``(N_a,)`` readout.
+
+Paths are flattened with ``h_1`` most significant (theory.md §1).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Sequence
+
+import jax.numpy as jnp
+
+from ._attention import pool
+
+
+def path_attention(omegas: Sequence, readout: str):
+    """Path attention vectors ``Omega^pi[b, pi, s]`` (theory.md §2.4).
+
+    ``omegas[l]``: ``(P, H_{l+1}, S, S)``; returns ``(P, n_pi, S)``.
+    """
+    v = pool(omegas[-1], readout)  # (P, H_L, S) indexed by key
+    P, _, S = v.shape
+    for om in reversed(omegas[:-1]):
+        # (Omega^(l) v)_k = sum_q Omega_kq v_q; the lower layer's head becomes most significant
+        v = jnp.einsum("bgkq,bpq->bgpk", om, v).reshape(P, -1, S)
+    return v
+
+
+def path_inputs(x, path_att):
+    """Path-propagated inputs ``x^pi = sum_s x_s Omega^pi_s``: ``(P, N0, n_pi)``."""
+    return jnp.einsum("bki,bpk->bip", x, path_att)
+
+
+def phi(xpi, sigma2_input: float):
+    """``Phi[mu, i, pi] = sigma_0 x^pi_i / sqrt(N0 n_pi)`` (theory.md §4.1)."""
+    _, n0, n_pi = xpi.shape
+    return jnp.sqrt(sigma2_input) * xpi / jnp.sqrt(n0 * n_pi)
+
+
+def backward_readouts(values: Sequence, a):
+    """Backward-propagated readouts ``w^(l)`` (theory.md §4.3), stacked ``(p_l, N_l)``.
+
+    Returns ``[w^(1), ..., w^(L)]``; ``w^(1)`` is ``W_eff`` (``(n_pi, N_1)``).
+    """
+    w = a[None, :]  # (1, N_a): p_{L+1} = 1
+    out = []
+    for V in reversed(values):  # V: (H_l, N_{l+1}, N_l)
+        n_next = V.shape[1]
+        # w^(l)_{(h, A)} = V_h^T w^(l+1)_A / sqrt(N_{l+1}), h most significant
+        w = jnp.einsum("hji,aj->hai", V, w).reshape(-1, V.shape[2]) / jnp.sqrt(n_next)
+        out.append(w)
+    return out[::-1]
+
+
+def effective_weights(values: Sequence, a):
+    """Effective path weights ``W_eff`` (``(n_pi, N_1)``, theory.md §2.4)."""
+    return backward_readouts(values, a)[0]
+
+
+def gram(w):
+    """Overlap ``w w^T / N`` of stacked rows ``w`` (``(p, N)``): the order parameter ``U``."""
+    return w @ w.T / w.shape[1]
+
+
+def order_parameters(values: Sequence, a):
+    """Microscopic order parameters ``(U_a, [U_1, ..., U_L])`` (theory.md §4.3)."""
+    ws = backward_readouts(values, a)
+    return jnp.sum(a ** 2) / a.shape[0], [gram(w) for w in ws]
+
+
+def forward_paths(xpi, V0, w_eff):
+    """``f(x) = sum_pi W_eff^pi . (V0 x^pi) / sqrt(n_pi N_1 N_0)`` (theory.md §2.4)."""
+    _, n0, n_pi = xpi.shape
+    M = w_eff @ V0  # (n_pi, N0)
+    return jnp.einsum("pi,bip->b", M, xpi) / jnp.sqrt(n_pi * V0.shape[0] * n0)
+
+
+def forward(x, omegas: Sequence, readout: str, V0, values: Sequence, a):
+    """Layer-by-layer forward map of theory.md §2.1 (reference implementation)."""
+    n0 = x.shape[-1]
+    h = jnp.einsum("ji,bsi->bsj", V0, x) / jnp.sqrt(n0)  # (P, S, N_1)
+    L = len(values)
+    for l, (om, V) in enumerate(zip(omegas, values)):
+        H, _, n_l = V.shape
+        if l < L - 1:
+            mixed = jnp.einsum("bsj,bhst->bhtj", h, om)
+            h = jnp.einsum("hkj,bhtj->btk", V, mixed) / jnp.sqrt(H * n_l)
+        else:
+            mixed = jnp.einsum("bsj,bhs->bhj", h, pool(om, readout))
+            h = jnp.einsum("hkj,bhj->bk", V, mixed) / jnp.sqrt(H * n_l)
+    return h @ a / jnp.sqrt(a.shape[0])
+
+
+def path_labels(head_names: Sequence[Sequence[str]]) -> list[str]:
+    """Labels ``"h1,h2,..."`` of the flattened paths (``h_1`` most significant)."""
+    return [",".join(p) for p in itertools.product(*head_names)]
+
+
+def head_membership(heads: Sequence[int]):
+    """Integer array ``(n_pi, L)``: the head of each layer on each path."""
+    import numpy as np
+
+    return np.array(list(itertools.product(*[range(h) for h in heads])), dtype=int).reshape(-1, len(heads))

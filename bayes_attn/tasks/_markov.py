@@ -1,0 +1,137 @@
+"""Hidden-Markov-chain sequence classification (docs/theory.md §9.1).
+
+Generation follows "markov option E" of the authors' code; the random stream is
+numpy's PCG64 (``numpy.random.default_rng(seed)``), so the data differ from the
+authors' PyTorch draws while following the same law.  Seeds are recorded in
+``Task.meta``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._errors import one_of, positive, require, nonnegative_int
+from ..network import HeadLayer
+from ._task import Task
+
+N_STEPS = 30  # hidden states t = 1..30
+D_FEAT = 200  # emission dimension
+S_TOKENS = N_STEPS + 1  # BOS + 30
+N0 = D_FEAT + S_TOKENS  # 231
+
+#: path short names of the 4-path configuration, in flattened order (h_1 most significant)
+MARKOV_PATH_SHORT = {"good,unif": "g", "good,rand": "a1", "rand,unif": "d", "rand,rand": "a2"}
+
+
+def _emission_vectors():
+    v_plus = np.sqrt(2.0) * np.concatenate([np.ones(100), np.zeros(100)])
+    v_minus = np.sqrt(2.0) * np.concatenate([np.zeros(100), np.ones(100)])
+    return v_plus, v_minus
+
+
+def markov_sequences(n: int, seed: int, noise=(1.0, 1.0, 1.0), p_stay=(0.7, 0.3)):
+    """``n`` token sequences ``(n, 31, 231)`` and labels ``(n,)``: ``[+1]*n/2`` then ``[-1]*n/2``."""
+    require(n % 2 == 0, "data.P", f"must be even (P/2 sequences per class), got {n}")
+    eps_par, eps_perp, eps_o = (float(e) for e in noise)
+    rng = np.random.default_rng(seed)
+    v_plus, v_minus = _emission_vectors()
+    u_par = (v_plus + v_minus) / np.linalg.norm(v_plus + v_minus)
+    u_perp = (v_plus - v_minus) / np.linalg.norm(v_plus - v_minus)
+    P_par, P_perp = np.outer(u_par, u_par), np.outer(u_perp, u_perp)
+    P_o = np.eye(D_FEAT) - P_par - P_perp
+    noise_map = eps_par * P_par + eps_perp * P_perp + eps_o * P_o  # symmetric
+
+    labels = np.concatenate([np.ones(n // 2), -np.ones(n // 2)])
+    stay = np.where(labels > 0, p_stay[0], p_stay[1])
+    states = np.empty((n, N_STEPS))
+    states[:, 0] = rng.choice([1.0, -1.0], size=n)
+    for t in range(1, N_STEPS):
+        keep = rng.random(n) < stay
+        states[:, t] = np.where(keep, states[:, t - 1], -states[:, t - 1])
+    z = rng.standard_normal((n, N_STEPS, D_FEAT))
+    xi = np.where(states[..., None] > 0, v_plus, v_minus) + z @ noise_map
+    feats = np.concatenate([np.zeros((n, 1, D_FEAT)), xi], axis=1)  # BOS token first
+    pos = np.broadcast_to(np.eye(S_TOKENS), (n, S_TOKENS, S_TOKENS))
+    return np.concatenate([feats, pos], axis=2), labels
+
+
+def markov_head_W(kind: str, p_blank: float = 1.0, seed: int = 0) -> np.ndarray:
+    """Hand-built head ``W`` (``(231, 231)``, before ``beta_att``) of theory.md §9.1.
+
+    ``kind`` in {"good", "different", "uniform", "blank"}; ``blank`` uses ``p_blank`` and ``seed``.
+    """
+    one_of(kind, ("good", "different", "uniform", "blank"), "attention.head")
+    v_plus, v_minus = _emission_vectors()
+    q = (v_plus - v_minus) / 200.0  # q . v_pm = pm 1
+    W = np.zeros((N0, N0))
+    F, Pz = slice(0, D_FEAT), slice(D_FEAT, N0)
+    if kind in ("good", "different"):
+        W[F, F] = (1.0 if kind == "good" else -1.0) * np.outer(q, q)
+        W_pos = np.zeros((S_TOKENS, S_TOKENS))
+        for k in range(1, N_STEPS):
+            W_pos[k, k + 1] = 1.0  # key t-1 for query t >= 2
+        W_pos[0, 1:] = 1.5  # key BOS for every query
+        W[Pz, Pz] = W_pos
+    elif kind == "uniform":
+        W[Pz, Pz] = 1.0
+    else:
+        rng = np.random.default_rng(seed)
+        W[F, F] = p_blank * rng.standard_normal((D_FEAT, D_FEAT)) / D_FEAT
+        W[Pz, Pz] = p_blank * rng.standard_normal((S_TOKENS, S_TOKENS))
+        W[F, Pz] = p_blank * rng.standard_normal((D_FEAT, S_TOKENS)) / np.sqrt(D_FEAT)
+        W[Pz, F] = p_blank * rng.standard_normal((S_TOKENS, D_FEAT)) / np.sqrt(D_FEAT)
+    return W
+
+
+# configuration name -> (layer-1 heads, layer-2 heads, noise)
+MARKOV_CONFIGS = {
+    4: ((("good", None), ("rand", 1.0)), (("unif", None), ("rand", 1.0)), (1.0, 1.0, 1.0)),
+    2: ((("good", None), ("rand", 0.0)), (("unif", None),), (1.0, 1.0, 5.0)),
+    "good": ((("good", None),), (("unif", None),), (1.0, 1.0, 1.0)),
+    "good+denoising": ((("good", None), ("rand", 1.0)), (("unif", None),), (1.0, 1.0, 1.0)),
+}
+
+_KIND = {"good": "good", "unif": "uniform", "rand": "blank"}
+
+
+def markov_layers(paths=4, head_seeds=(147, 247), beta_att: float = 10.0, p_blank: float | None = None):
+    """The two hand-built attention layers of a Markov configuration."""
+    layers = []
+    for l, heads in enumerate(MARKOV_CONFIGS[paths][:2]):
+        Ws, names = [], []
+        for name, p in heads:
+            p_eff = p if p_blank is None or p is None or p == 0.0 else p_blank
+            Ws.append(markov_head_W(_KIND[name], p_blank=p_eff or 0.0, seed=head_seeds[l]))
+            names.append(name)
+        layers.append(HeadLayer.w(np.stack(Ws), beta=beta_att, names=names))
+    return tuple(layers)
+
+
+def markov_task(P: int = 100, n_test: int = 1000, paths=4, *, seed_train: int = 27, seed_test: int = 59,
+                head_seeds=(147, 247), beta_att: float = 10.0, p_blank: float | None = None,
+                noise=None) -> Task:
+    """The hidden-Markov task of theory.md §9.1.
+
+    ``paths``: 4 (good, denoising, two adversarial), 2 ("noisier data": good + denoising,
+    out-of-plane noise 5), or the GP-baseline subsets ``"good"`` and ``"good+denoising"``.
+    """
+    require(paths in MARKOV_CONFIGS, "data.paths", f"unknown value {paths!r}; expected 4, 2, 'good' or 'good+denoising'")
+    positive(P, "data.P", integer=True)
+    positive(n_test, "data.n_test", integer=True)
+    positive(beta_att, "data.beta_att")
+    for name, s in (("data.seed_train", seed_train), ("data.seed_test", seed_test)):
+        nonnegative_int(s, name)
+    require(len(head_seeds) == 2, "data.head_seeds", f"needs 2 seeds, got {head_seeds!r}")
+    noise = MARKOV_CONFIGS[paths][2] if noise is None else tuple(noise)
+    require(len(noise) == 3, "data.noise", f"needs 3 strengths (parallel, perpendicular, out-of-plane), got {noise!r}")
+    x_tr, y_tr = markov_sequences(P, seed_train, noise)
+    x_te, y_te = markov_sequences(n_test, seed_test, noise)
+    meta = dict(task="markov", paths=str(paths), P=P, n_test=n_test, seed_train=seed_train,
+                seed_test=seed_test, head_seeds=list(head_seeds), beta_att=beta_att,
+                noise=list(noise), p_blank=-1.0 if p_blank is None else p_blank)
+    return Task(x_tr, y_tr, x_te, y_te, markov_layers(paths, head_seeds, beta_att, p_blank),
+                name=f"markov-{paths}", meta=meta)
+
+
+__all__ = ["markov_task", "markov_sequences", "markov_head_W", "markov_layers", "MARKOV_CONFIGS",
+           "MARKOV_PATH_SHORT"]

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One command sets everything up and runs a job:
+#   ./run.sh main    # create .venv (Python >= 3.12) if missing, install, run the main job
+#   ./run.sh test    # create .venv if missing, install with test extras, run the fast test suite
+#   ./run.sh test-all  # also the slow statistical tests
+set -euo pipefail
+cd "$(dirname "$0")"
+job="${1:-main}"; shift || true
+
+find_python() {
+  for c in "${PYTHON:-}" /root/.pyenv/versions/3.12.1/bin/python3 python3.13 python3.12 python3; do
+    [ -n "$c" ] || continue
+    if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then
+      echo "$c"; return 0
+    fi
+  done
+  ls -d /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -n1 && return 0
+  return 1
+}
+
+if [ ! -x .venv/bin/python ]; then
+  py=$(find_python) || { echo "error: Python >= 3.12 not found (set PYTHON=/path/to/python3.12)" >&2; exit 2; }
+  echo "creating .venv with $py"
+  "$py" -m venv .venv
+fi
+stamp=.venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)
+if [ ! -f "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[test]"
+  touch "$stamp"
+fi
+export PATH="$PWD/.venv/bin:$PATH"
+
+case "$job" in
+  main) exec bash scripts/main.sh "$@" ;;
+  test) exec python -m pytest -q -n 2 "$@" ;;
+  test-all) exec python -m pytest -q -n 2 -m "slow or not slow" "$@" ;;
+  *) echo "usage: ./run.sh {main|test|test-all} [args]" >&2; exit 2 ;;
+esac
