@@ -2,7 +2,7 @@
 
 from ._config import KINDS, SamplerConfig
 from ._devices import chain_method, request_host_devices
-from ._driver import RUNNERS, sample
+from ._driver import BUILDERS, RUNNERS, sample
 from ._models import (
     BuiltModel,
     ModelData,
@@ -20,6 +20,7 @@ __all__ = [
     "KINDS",
     "sample",
     "RUNNERS",
+    "BUILDERS",
     "run_nuts",
     "build",
     "BuiltModel",

@@ -13,11 +13,13 @@ from ._output import to_datatree
 
 #: kind -> runner(built_model, cfg) -> (posterior, sample_stats)
 RUNNERS = {"nuts": run_nuts}
+#: kind -> builder(task, spec, collapsed) -> BuiltModel; kinds not listed use the weight-space ``build``
+BUILDERS: dict = {}
 
 
 def sample(task: Task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | None = None):
     """Sample the posterior of ``spec`` on ``task`` and return an ArviZ DataTree."""
-    built = build(task, spec, cfg.collapsed)
+    built = BUILDERS.get(cfg.kind, build)(task, spec, cfg.collapsed)
     t0 = time.perf_counter()
     posterior, stats = RUNNERS[cfg.kind](built, cfg)
     wall = time.perf_counter() - t0
