@@ -1,0 +1,158 @@
+"""Order parameters and the action of the finite-width theory (docs/theory.md §4.4–§4.5).
+
+Conventions (theory.md §1):
+
+* ``U_a`` is a positive scalar; ``Us = [U_1, ..., U_L]`` with ``U_l`` of shape ``(p_l, p_l)``,
+  ``p_l = prod_{k >= l} H_k``, multi-index ``(h_l, ..., h_L)`` with ``h_l`` most significant.
+* ``U_{L+1} == U_a`` (handled internally as the ``1 x 1`` matrix ``[[U_a]]``).
+* The action is ``S_ent(U) + E(U_1)``, i.e. ``-2 ln(integrand) + const``; the authors'
+  ``S_code`` is this divided by ``max_l N_l`` (constant factors do not move the minimiser).
+
+All functions are pure JAX, differentiable, and meant for float64 (``import bayes_attn``
+switches JAX to float64).  A matrix that is not positive definite makes the Cholesky
+factor NaN, so the entropy (or energy) comes out NaN (resp. ``+inf``) -- never a silent
+finite value.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+
+from ..network import NetworkSpec, gaussian_log_marginal
+
+
+def partial_trace(U_l, H_l: int):
+    """``(Tr_{h_l} U_l)_{AB} = sum_h (U_l)_{(h,A),(h,B)}`` (theory.md §1): ``(p_{l+1}, p_{l+1})``."""
+    D = U_l.shape[0] // H_l
+    return jnp.einsum("gagb->ab", U_l.reshape(H_l, D, H_l, D))
+
+
+def _chol_logdet(U):
+    """Cholesky factor and ``ln det U`` (NaN when ``U`` is not positive definite)."""
+    c = jnp.linalg.cholesky(U)
+    return c, 2.0 * jnp.sum(jnp.log(jnp.diagonal(c)))
+
+
+def entropy(U_a, Us: Sequence, spec: NetworkSpec):
+    """Entropy term ``S_ent(U)`` of theory.md §4.4.
+
+    ``S_ent = N_a (U_a/sigma_a^2 - ln U_a)
+    + sum_l N_l ( Tr[U_{l+1}^{-1} Tr_{h_l} U_l] / sigma_l^2 - ln det U_l + H_l ln det U_{l+1} )``
+    with ``U_{L+1} = U_a``.
+
+    Parameters
+    ----------
+    U_a : scalar
+        Readout order parameter (``> 0``).
+    Us : sequence of arrays
+        ``[U_1, ..., U_L]``, ``U_l`` of shape ``(p_l, p_l)``, positive definite.
+    spec : NetworkSpec
+        Supplies ``heads`` ``(H_1..H_L)``, ``widths`` ``(N_1..N_L, N_a)`` and
+        ``variances`` ``(sigma_0^2, sigma_1^2..sigma_L^2, sigma_a^2)``.
+
+    Returns
+    -------
+    scalar (NaN if some ``U`` is not positive definite).
+    """
+    L = spec.n_layers
+    if len(Us) != L:
+        raise ValueError(f"Us: needs {L} matrices U_1..U_L, got {len(Us)}")
+    n_a, s2_a = spec.widths[-1], spec.sigma2_readout
+    U_a = jnp.asarray(U_a)
+    out = n_a * (U_a / s2_a - jnp.log(U_a))
+    nxt = U_a.reshape(1, 1)  # U_{L+1}
+    c_next, logdet_next = _chol_logdet(nxt)
+    for l in range(L, 0, -1):  # l = L .. 1 (1-based)
+        U_l = Us[l - 1]
+        H_l, N_l, s2_l = spec.heads[l - 1], spec.widths[l - 1], spec.sigma2_layers[l - 1]
+        tr = jnp.trace(jsl.cho_solve((c_next, True), partial_trace(U_l, H_l)))
+        c_l, logdet_l = _chol_logdet(U_l)
+        out = out + N_l * (tr / s2_l - logdet_l + H_l * logdet_next)
+        c_next, logdet_next = c_l, logdet_l
+    return out
+
+
+def energy(U_1, kernel: Callable, y, T):
+    """Energy term ``E(U_1) = ln det(K_U + T I) + y^T (K_U + T I)^{-1} y`` (theory.md §4.4).
+
+    Parameters
+    ----------
+    U_1 : ``(n_pi, n_pi)`` array
+        Path overlap.
+    kernel : callable
+        ``U -> K_U`` on the training inputs, e.g. ``bayes_attn.network.kernel_fn(phi, phi)``.
+    y : ``(P,)`` array
+        Training labels.
+    T : float
+        Temperature.
+
+    Returns
+    -------
+    scalar; ``+inf`` when ``K_U + T I`` is not positive definite.  Computed as
+    ``-2 gaussian_log_marginal(K, y, T) - P ln 2 pi`` (explicit Cholesky, no inverse).
+    """
+    y = jnp.asarray(y)
+    return -2.0 * gaussian_log_marginal(kernel(U_1), y, T) - y.shape[0] * jnp.log(2.0 * jnp.pi)
+
+
+def u_a_closed_form(U_L, spec: NetworkSpec):
+    """Minimiser of the action over ``U_a`` given ``U_L`` (theory.md §4.5).
+
+    ``U_a = (-b + sqrt(b^2 + 4c)) / 2``, ``b = sigma_a^2 (H_L N_L / N_a - 1)``,
+    ``c = N_L sigma_a^2 Tr U_L / (N_a sigma_L^2)``: the positive root of
+    ``N_a (1/sigma_a^2 - 1/U_a) - N_L Tr U_L / (U_a^2 sigma_L^2) + N_L H_L / U_a = 0``.
+    """
+    n_L, n_a = spec.widths[-2], spec.widths[-1]
+    H_L = spec.heads[-1]
+    s2_a, s2_L = spec.sigma2_readout, spec.sigma2_layers[-1]
+    b = s2_a * (H_L * n_L / n_a - 1.0)
+    c = n_L * s2_a * jnp.trace(U_L) / (n_a * s2_L)
+    return 0.5 * (-b + jnp.sqrt(b * b + 4.0 * c))
+
+
+def action(U_a, Us: Sequence, spec: NetworkSpec, kernel: Callable, y):
+    """Total action ``S_ent(U) + E(U_1)`` at temperature ``spec.temperature`` (theory.md §4.4).
+
+    Arguments as in :func:`entropy` and :func:`energy`.
+    """
+    return entropy(U_a, Us, spec) + energy(Us[0], kernel, y, spec.temperature)
+
+
+def reduced_action(Us: Sequence, spec: NetworkSpec, kernel: Callable, y):
+    """Action with ``U_a`` eliminated by :func:`u_a_closed_form` (what the solver minimises).
+
+    By the envelope theorem its gradient w.r.t. ``U_l`` equals the partial gradient of
+    :func:`action` at ``U_a = u_a_closed_form(U_L)`` (theory.md §4.5).
+    """
+    return action(u_a_closed_form(Us[-1], spec), Us, spec, kernel, y)
+
+
+def gp_order_parameters(spec: NetworkSpec):
+    """No-data / GP point (theory.md §4.6): ``U_a = sigma_a^2``, ``U_l = s_l I``, ``s_l = sigma_l^2 s_{l+1}``."""
+    s = spec.sigma2_readout
+    U_a = jnp.asarray(s)
+    Us = []
+    for l in range(spec.n_layers, 0, -1):
+        s = s * spec.sigma2_layers[l - 1]
+        Us.append(s * jnp.eye(spec.p(l)))
+    return U_a, Us[::-1]
+
+
+def load(spec: NetworkSpec, n_train: int):
+    """``alpha = P / N_1`` (theory.md §1; all experiments have equal widths)."""
+    return n_train / spec.widths[0]
+
+
+__all__ = [
+    "partial_trace",
+    "entropy",
+    "energy",
+    "u_a_closed_form",
+    "action",
+    "reduced_action",
+    "gp_order_parameters",
+    "load",
+]

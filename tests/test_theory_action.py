@@ -1,0 +1,121 @@
+"""Action of the theory (docs/theory.md §4.4–§4.6, sanity identities §6.5–§6.7)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import random_task
+
+from bayes_attn.network import NetworkSpec, kernel_fn
+from bayes_attn.theory import (
+    action,
+    energy,
+    entropy,
+    gp_order_parameters,
+    partial_trace,
+    reduced_action,
+    u_a_closed_form,
+)
+
+
+def _spd(rng, p, scale=1.0):
+    A = rng.standard_normal((p, p))
+    return scale * (A @ A.T / p + 0.5 * np.eye(p))
+
+
+def _sym(rng, p):
+    A = rng.standard_normal((p, p))
+    return (A + A.T) / 2
+
+
+SPECS = [
+    NetworkSpec(heads=(2, 3), n0=4, width=(7, 11, 5), variances=(1.3, 0.7, 1.6, 0.9), temperature=0.2),
+    NetworkSpec(heads=(3,), n0=4, width=(9, 4), variances=(1.0, 1.4, 0.6), temperature=0.1),
+    NetworkSpec(heads=(2, 1, 2), n0=4, width=(6, 8, 10, 12), variances=(1.0, 0.8, 1.2, 1.1, 0.7), temperature=0.3),
+]
+
+
+def test_partial_trace_matches_definition():
+    rng = np.random.default_rng(0)
+    H, D = 3, 2
+    U = rng.standard_normal((H * D, H * D))
+    want = sum(U[h * D:(h + 1) * D, h * D:(h + 1) * D] for h in range(H))
+    np.testing.assert_allclose(partial_trace(jnp.asarray(U), H), want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_entropy_matches_kronecker_form_and_no_data_point(spec):
+    rng = np.random.default_rng(1)
+    U_a = 0.8
+    Us = [jnp.asarray(_spd(rng, spec.p(l))) for l in range(1, spec.n_layers + 1)]
+    # reference with explicit I_H (x) U_{l+1} inverse
+    nxt = np.array([[U_a]])
+    ref = spec.widths[-1] * (U_a / spec.sigma2_readout - np.log(U_a))
+    for l in range(spec.n_layers, 0, -1):
+        U = np.asarray(Us[l - 1])
+        H, N, s2 = spec.heads[l - 1], spec.widths[l - 1], spec.sigma2_layers[l - 1]
+        big = np.kron(np.eye(H), nxt)
+        ref += N * (np.trace(np.linalg.solve(big, U)) / s2 - np.linalg.slogdet(U)[1]
+                    + H * np.linalg.slogdet(nxt)[1])
+        nxt = U
+    assert float(entropy(U_a, Us, spec)) == pytest.approx(ref, rel=1e-12)
+    # no data: the GP point is stationary for every U (theory.md §4.6, §6.7)
+    U_a0, Us0 = gp_order_parameters(spec)
+    g_a, g_U = jax.grad(entropy, argnums=(0, 1))(U_a0, Us0, spec)
+    assert abs(float(g_a)) < 1e-9
+    for g in g_U:
+        assert float(jnp.max(jnp.abs(g))) < 1e-9
+    assert float(u_a_closed_form(Us0[-1], spec)) == pytest.approx(spec.sigma2_readout, rel=1e-13)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_u_a_closed_form_is_stationary(spec):
+    rng = np.random.default_rng(2)
+    Us = [jnp.asarray(_spd(rng, spec.p(l))) for l in range(1, spec.n_layers + 1)]
+    U_a = u_a_closed_form(Us[-1], spec)
+    assert float(U_a) > 0
+    g = jax.grad(entropy)(U_a, Us, spec)
+    assert abs(float(g)) < 1e-12 * spec.widths[-1] / float(U_a) * 10
+
+
+def test_energy_equals_dense_formula_and_inf_when_not_pd():
+    task = random_task(P=6, heads=(2, 2), seed=3)
+    spec = task.spec(width=5, temperature=0.1)
+    phi = task.phi("train", spec)
+    kern = kernel_fn(phi, phi)
+    rng = np.random.default_rng(3)
+    U = jnp.asarray(_spd(rng, 4))
+    K = np.asarray(kern(U)) + 0.1 * np.eye(6)
+    y = task.y_train
+    ref = np.linalg.slogdet(K)[1] + y @ np.linalg.solve(K, y)
+    assert float(energy(U, kern, y, 0.1)) == pytest.approx(ref, rel=1e-12)
+    assert float(energy(-10.0 * U, kern, y, 0.1)) == np.inf
+
+
+@pytest.mark.parametrize("spec", SPECS[:2])
+def test_gradients_finite_differences(spec):
+    """autodiff == central finite differences along random symmetric directions (§6.5)."""
+    task = random_task(P=7, heads=spec.heads, seed=4)
+    phi = task.phi("train", spec)
+    kern = kernel_fn(phi, phi)
+    y = jnp.asarray(task.y_train)
+    rng = np.random.default_rng(5)
+    Us = [jnp.asarray(_spd(rng, spec.p(l))) for l in range(1, spec.n_layers + 1)]
+    U_a = 0.9
+    grads = jax.grad(action, argnums=(0, 1))(U_a, Us, spec, kern, y)
+    eps = 1e-5
+    for l in range(spec.n_layers):
+        D = jnp.asarray(_sym(rng, spec.p(l + 1)))
+        plus = [U + eps * D if i == l else U for i, U in enumerate(Us)]
+        minus = [U - eps * D if i == l else U for i, U in enumerate(Us)]
+        fd = (action(U_a, plus, spec, kern, y) - action(U_a, minus, spec, kern, y)) / (2 * eps)
+        ad = jnp.sum(grads[1][l] * D)
+        assert float(ad) == pytest.approx(float(fd), rel=1e-6)
+    fd_a = (action(U_a + eps, Us, spec, kern, y) - action(U_a - eps, Us, spec, kern, y)) / (2 * eps)
+    assert float(grads[0]) == pytest.approx(float(fd_a), rel=1e-6)
+    # reduced action: envelope theorem (gradient ignores dU_a/dU_L)
+    g_red = jax.grad(reduced_action)(Us, spec, kern, y)
+    U_a_star = u_a_closed_form(Us[-1], spec)
+    g_part = jax.grad(action, argnums=1)(U_a_star, Us, spec, kern, y)
+    for a, b in zip(g_red, g_part):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(b))))
