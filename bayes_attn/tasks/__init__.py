@@ -1,5 +1,12 @@
 """Data sets: the task container, the hidden-Markov task, user bundles."""
 
+from ._digits import (
+    ImageEpisodes,
+    digits_episodes,
+    image_episodes,
+    load_image_arrays,
+    with_test_set,
+)
 from ._bundle import layers_from_arrays, load_bundle, save_bundle, task_from_arrays
 from ._markov import (
     MARKOV_CONFIGS,
@@ -24,4 +31,9 @@ __all__ = [
     "save_bundle",
     "task_from_arrays",
     "layers_from_arrays",
+    "ImageEpisodes",
+    "digits_episodes",
+    "image_episodes",
+    "load_image_arrays",
+    "with_test_set",
 ]
