@@ -4,7 +4,8 @@
 [data]
 file = "bundle.npz"        # x_train (P,S,N0), y_train (P,), x_test (Q,S,N0), y_test (Q,) + attention
 # or: task = "markov", P = 100, n_test = 1000, paths = 4, seed_train = 27, seed_test = 59,
-#     head_seeds = [147, 247], beta_att = 10.0, noise = [1.0, 1.0, 1.0]
+#     head_seeds = [147, 247], beta_att = 10.0, noise = [1.0, 1.0, 1.0],
+#     heads = [["good", "rand"], ["unif", "rand"]]   # optional: heads by name
 [network]
 width = 100                # or a list (theory scans); or widths = [N_1, ..., N_L, N_a]
 readout = "last"           # last | first | mean
@@ -37,7 +38,7 @@ from ..inference import SamplerConfig
 from ..network import NetworkSpec
 from ..tasks import Task, load_bundle, markov_task
 
-MARKOV_KEYS = {"P", "n_test", "paths", "seed_train", "seed_test", "head_seeds", "beta_att", "p_blank", "noise"}
+MARKOV_KEYS = {"P", "n_test", "paths", "seed_train", "seed_test", "head_seeds", "beta_att", "p_blank", "noise", "heads"}
 NETWORK_KEYS = {"width", "widths", "readout", "temperature", "variances"}
 DIAG_KEYS = {"rhat_max", "ess_bulk_min", "ess_tail_min"}
 #: tables other commands own; validated by them

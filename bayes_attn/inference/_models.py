@@ -23,6 +23,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
+from .._errors import InputError
 from ..network import (
     NetworkSpec,
     effective_weights,
@@ -101,8 +102,12 @@ class BuiltModel:
     collapsed: bool
 
 
-def build(task: Task, spec: NetworkSpec, collapsed: bool) -> BuiltModel:
+def build(task: Task, spec: NetworkSpec, collapsed: bool, fixed: dict | None = None) -> BuiltModel:
     """Model + derived quantities.
+
+    ``fixed`` optionally holds values of standard-normal sites (names of
+    :func:`weight_shapes`) that are held fixed (conditioned on) instead of sampled: with
+    every site but ``z_a`` fixed, the full model is Bayesian linear regression.
 
     Stored per draw: ``U`` (paths x paths, ``W_eff W_eff^T / N_1``) and, on every test input,
     ``f``: the network output for the full model, the Rao–Blackwellised conditional mean
@@ -131,6 +136,18 @@ def build(task: Task, spec: NetworkSpec, collapsed: bool) -> BuiltModel:
             V0, values, a = weights_from_latent(spec, z)
             w_eff = effective_weights(values, a)
             return {"f": forward_paths(data.xpi_test, V0, w_eff), "U": gram(w_eff)}
+
+    if fixed:
+        shapes = weight_shapes(spec, collapsed)
+        fixed = {k: jnp.asarray(v) for k, v in fixed.items()}
+        for k, v in fixed.items():
+            if k not in shapes or tuple(v.shape) != shapes[k]:
+                raise InputError(f"fixed.{k}: not a site of this model or wrong shape {tuple(v.shape)}")
+        model = numpyro.handlers.condition(model, data=fixed)
+        free_derived = derived
+
+        def derived(z):
+            return free_derived({**fixed, **z})
 
     return BuiltModel(model, derived, data, spec, collapsed)
 

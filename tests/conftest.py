@@ -1,0 +1,38 @@
+"""Shared fixtures.  Two host devices so that 2-chain tests run chains in parallel."""
+
+import os
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import bayes_attn  # noqa: E402,F401  (float64)
+from bayes_attn.inference import request_host_devices  # noqa: E402
+
+request_host_devices(2)
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from bayes_attn.network import HeadLayer  # noqa: E402
+from bayes_attn.tasks import Task  # noqa: E402
+
+
+def random_task(P=6, Q=4, S=3, n0=4, heads=(2,), seed=0, style="w", readout_names=None) -> Task:
+    """A small random task with w-style (or qk-style) random attention."""
+    rng = np.random.default_rng(seed)
+    layers = []
+    for H in heads:
+        if style == "w":
+            layers.append(HeadLayer.w(rng.standard_normal((H, n0, n0)), beta=0.7))
+        else:
+            G = 3
+            layers.append(HeadLayer.qk(rng.standard_normal((H, G, n0)), rng.standard_normal((H, G, n0))))
+    x_tr = rng.standard_normal((P, S, n0))
+    x_te = rng.standard_normal((Q, S, n0))
+    y_tr = np.sign(rng.standard_normal(P))
+    y_te = np.sign(rng.standard_normal(Q))
+    return Task(x_tr, y_tr, x_te, y_te, tuple(layers), name="random")
+
+
+@pytest.fixture
+def tiny_task():
+    return random_task()
