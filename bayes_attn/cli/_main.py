@@ -14,7 +14,7 @@ import sys
 from .._errors import InputError
 
 #: subcommand modules, in help order
-COMMANDS = ["sample", "diagnose"]
+COMMANDS = ["sample", "diagnose", "report"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,128 @@
+"""HTML run report: convergence table flags, theory section, CLI, and rendering in headless Chromium."""
+
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bayes_attn.cli import main
+from bayes_attn.diagnostics import Thresholds, summarize
+from bayes_attn.diagnostics._report import load_runs, quantity_table, render_report, write_report
+from bayes_attn.inference import to_datatree, write_run
+
+
+def _run(seed, shift=0.0, chains=4, draws=400, n_test=6, width=10, temperature=0.01):
+    """A run file with i.i.d. normal draws (well mixed) or chain-shifted f (not mixed)."""
+    rng = np.random.default_rng(seed)
+    f = rng.normal(size=(chains, draws, n_test)) + shift * np.arange(chains)[:, None, None]
+    z = rng.normal(size=(chains, draws, 2, 2))
+    U = np.eye(2) + 0.1 * (z + np.swapaxes(z, -1, -2))
+    stats = {"diverging": np.zeros((chains, draws), bool), "energy": rng.normal(size=(chains, draws))}
+    y_test = np.where(np.arange(n_test) % 2 == 0, 1.0, -1.0)
+    return to_datatree({"f": f, "U": U}, stats, path_labels=["g", "d"], y_train=np.ones(4), y_test=y_test,
+                       attrs={"sampler": "nuts", "width": [width] * 3, "temperature": temperature,
+                              "config": "[network]\nwidth = 10 # <b>escaped</b>"})
+
+
+def _theory(widths=(10, 30), temps=(0.01,), n_test=6):
+    """A theory-shaped file (dims width x temperature), to exercise the rendering only."""
+    nw, nt = len(widths), len(temps)
+    return xr.Dataset(
+        {"U": (("width", "temperature", "path", "path_"), np.broadcast_to(np.eye(2), (nw, nt, 2, 2)).copy()),
+         "predictor_mean": (("width", "temperature", "test"), np.full((nw, nt, n_test), 0.1)),
+         "accuracy": (("width", "temperature"), np.full((nw, nt), 0.5))},
+        coords={"width": list(widths), "temperature": list(temps)})
+
+
+def test_table_flags_follow_the_gates():
+    good, bad = _run(0), _run(1, shift=3.0)
+    rows = {r["quantity"]: r for r in quantity_table(summarize(good))}
+    assert rows["f"]["ok_r_hat"] and rows["f"]["ok_ess_bulk"] and rows["U"]["ok_r_hat"]
+    rows_bad = {r["quantity"]: r for r in quantity_table(summarize(bad))}
+    assert not rows_bad["f"]["ok_r_hat"] and rows_bad["f"]["r_hat"] > 1.5 and rows_bad["U"]["ok_r_hat"]
+    page = render_report([("good.nc", good), ("bad.nc", bad)])
+    assert page.count('class="verdict-fail"') == 1 and page.count('class="verdict-pass"') == 1
+    assert "&lt;b&gt;escaped&lt;/b&gt;" in page and "<b>escaped</b>" not in page
+    assert not re.search(r"""(src|href)=["'](?!data:)""", page)  # nothing external
+
+
+def test_theory_section_and_folder(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write_run(_run(0, width=10), runs / "w10.nc")
+    write_run(_run(2, width=30), runs / "w30.nc")
+    _theory().to_netcdf(runs / "theory.nc", engine="h5netcdf")  # skipped as a run (no posterior)
+    assert [n for n, _ in load_runs(runs)] == ["w10.nc", "w30.nc"]
+    out = write_report(runs, tmp_path / "r.html", theory=runs / "theory.nc")
+    page = out.read_text()
+    assert "max |U* - &lt;U&gt;|" in page and "Accuracy vs width" in page
+    assert page.count("<img") == 2 * 3 + 1  # per run: trace/rank, U maps, scatter; plus the width scan
+
+
+def test_cli_report(tmp_path, capsys):
+    write_run(_run(0), tmp_path / "run.nc")
+    assert main(["report", str(tmp_path / "run.nc"), "--out", str(tmp_path / "a.html")]) == 0
+    assert (tmp_path / "a.html").read_text().startswith("<!DOCTYPE html>")
+    assert main(["report", str(tmp_path / "missing.nc"), "--out", str(tmp_path / "b.html")]) == 2
+    assert "error: run:" in capsys.readouterr().err
+
+
+# ---- headless Chromium ----------------------------------------------------------------------
+CHECK = """<script>
+window.__errors = [];
+window.addEventListener('error', function (e) { window.__errors.push(String(e.message || e)); }, true);
+window.addEventListener('load', function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  var bad = imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0 && i.naturalHeight > 0); });
+  var el = document.createElement('div');
+  el.id = 'render-check';
+  el.textContent = 'images=' + imgs.length + ' undecoded=' + bad.length + ' errors=' + window.__errors.length;
+  document.body.appendChild(el);
+});
+</script>"""
+
+
+def _chromium():
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe:
+        return exe
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        pytest.skip("headless Chromium missing and cannot be installed (no apt-get or not root)")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    try:
+        subprocess.run(["apt-get", "update"], check=True, capture_output=True, timeout=600, env=env)
+        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "chromium"], check=True,
+                       capture_output=True, timeout=900, env=env)
+    except (subprocess.SubprocessError, OSError) as exc:
+        pytest.skip(f"headless Chromium missing and `apt-get install chromium` failed: {type(exc).__name__}")
+    exe = shutil.which("chromium")
+    if not exe:
+        pytest.skip("`apt-get install chromium` ran but no chromium executable was found")
+    return exe
+
+
+@pytest.mark.browser
+def test_report_renders_in_headless_chromium(tmp_path):
+    exe = _chromium()
+    write_run(_run(0), tmp_path / "w10.nc")
+    write_run(_run(2, width=30), tmp_path / "w30.nc")
+    _theory().to_netcdf(tmp_path / "theory.nc", engine="h5netcdf")
+    page = write_report(tmp_path, tmp_path / "report.html", theory=tmp_path / "theory.nc").read_text()
+    n_img = page.count("<img")
+    assert n_img == 7
+    # the page under test plus a checking script placed first in <head>
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace("<head>", "<head>" + CHECK, 1))
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-dev-shm-usage",
+           f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom",
+           probe.as_uri()]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    m = re.search(r'id="render-check">images=(\d+) undecoded=(\d+) errors=(\d+)<', res.stdout)
+    assert m, "the check script did not run: " + res.stdout[-500:] + res.stderr[-1000:]
+    assert (int(m.group(1)), int(m.group(2)), int(m.group(3))) == (n_img, 0, 0)
