@@ -1,0 +1,25 @@
+"""Factored attention and the generalized Potts model (docs/potts.md).
+
+Data (``_model``, ``_mc``, ``_equilibrate``), models (``_attention``, ``_plmdca``,
+``_transformer``, ``_bayes``), reconstruction and metrics (``_gauge``) and theory
+(``_replica``) are kept apart; everything public is re-exported here.
+"""
+
+from ._model import *  # noqa: F401,F403
+from ._model import __all__ as _a1
+from ._mc import *  # noqa: F401,F403
+from ._mc import __all__ as _a2
+from ._equilibrate import *  # noqa: F401,F403
+from ._equilibrate import __all__ as _a3
+from ._attention import *  # noqa: F401,F403
+from ._attention import __all__ as _a4
+from ._gauge import *  # noqa: F401,F403
+from ._gauge import __all__ as _a5
+from ._plmdca import *  # noqa: F401,F403
+from ._plmdca import __all__ as _a6
+from ._transformer import *  # noqa: F401,F403
+from ._transformer import __all__ as _a7
+from ._replica import *  # noqa: F401,F403
+from ._replica import __all__ as _a8
+
+__all__ = sorted({*_a1, *_a2, *_a3, *_a4, *_a5, *_a6, *_a7, *_a8})

@@ -1,0 +1,201 @@
+"""Factored self-attention (potts.md §3) trained by MLM / pseudo-likelihood (§4).
+
+Parameters are dicts of arrays (pytrees):
+
+* ``kind="free"`` (FA-free, exact): ``A`` (H, L, L) free, diagonal masked; ``V`` (H, C, C).
+* ``kind="softmax"``: positional embeddings ``P`` (L, d_p) used only in the attention,
+  ``WQ``, ``WK`` (H, d_k, d_p); ``A^h_ij = softmax_{j != i}((WQ p_i).(WK p_j)/sqrt(d_k))``,
+  row-stochastic and the same for every sequence; ``V`` (H, C, C).
+* optional per-site bias ``b`` (L, C) (plays beta h).
+
+Logits ``z_i(a) = sum_h sum_{j != i} A^h_ij V^h[a, s_j] + b_i(a)`` for all sites in one pass
+(§3.2); because ``A_ii = 0`` the output at i never sees ``s_i`` and the mean of the one-mask
+MLM losses over the masked position is the all-site PL loss (§4, :func:`mlm_loss`).
+Regularisation (§4.1, project choice): ``lam * sum of squared weights`` added to the loss
+averaged over the M*L conditional terms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from .._errors import nonnegative_int, one_of, positive, require
+from ._model import pseudo_nll
+
+KINDS = ("free", "softmax")
+
+
+@dataclass(frozen=True)
+class FAConfig:
+    """Factored-attention architecture (validated)."""
+
+    L: int
+    C: int
+    kind: str = "free"
+    heads: int = 1
+    d_pos: int = 16
+    d_k: int = 16
+    bias: bool = False
+
+    def __post_init__(self):
+        positive(self.L, "L", integer=True)
+        positive(self.C, "C", integer=True)
+        one_of(self.kind, KINDS, "model.kind")
+        positive(self.heads, "model.heads", integer=True)
+        positive(self.d_pos, "model.d_pos", integer=True)
+        positive(self.d_k, "model.d_k", integer=True)
+
+
+def fa_init(key, cfg: FAConfig, scale: float = 0.1) -> dict:
+    """Small random initialisation (both factors nonzero: the loss is bilinear in (A, V))."""
+    H, L, C = cfg.heads, cfg.L, cfg.C
+    k = jax.random.split(key, 5)
+    p = {"V": scale * jax.random.normal(k[0], (H, C, C))}
+    if cfg.kind == "free":
+        p["A"] = scale * jax.random.normal(k[1], (H, L, L))
+    else:
+        p["P"] = jax.random.normal(k[2], (L, cfg.d_pos))
+        p["WQ"] = jax.random.normal(k[3], (H, cfg.d_k, cfg.d_pos)) / np.sqrt(cfg.d_pos)
+        p["WK"] = jax.random.normal(k[4], (H, cfg.d_k, cfg.d_pos)) / np.sqrt(cfg.d_pos)
+        p["V"] = p["V"] * 10
+    if cfg.bias:
+        p["b"] = jnp.zeros((L, C))
+    return p
+
+
+def fa_attention(params: dict) -> jax.Array:
+    """Attention matrices (H, L, L) with zero diagonal (§3.2)."""
+    if "A" in params:
+        A = params["A"]
+        return A * (1.0 - jnp.eye(A.shape[-1]))
+    q = jnp.einsum("hkd,ld->hlk", params["WQ"], params["P"])
+    k = jnp.einsum("hkd,ld->hlk", params["WK"], params["P"])
+    scores = jnp.einsum("hik,hjk->hij", q, k) / jnp.sqrt(q.shape[-1])
+    L = scores.shape[-1]
+    scores = jnp.where(jnp.eye(L, dtype=bool), -jnp.inf, scores)
+    return jax.nn.softmax(scores, axis=-1)
+
+
+def fa_logits(params: dict, s) -> jax.Array:
+    """All-site conditional logits (M, L, C) of factored attention (§3.2)."""
+    A = fa_attention(params)
+    C = params["V"].shape[-1]
+    X = jax.nn.one_hot(jnp.asarray(s), C, dtype=A.dtype)
+    Y = jnp.einsum("hij,mjb->hmib", A, X)
+    Z = jnp.einsum("hmib,hab->mia", Y, params["V"])
+    if "b" in params:
+        Z = Z + params["b"]
+    return Z
+
+
+def fa_couplings(params: dict) -> jax.Array:
+    """Effective couplings K_ij(a, b) = sum_h A^h_ij V^h_ab, (L, L, C, C), zero for i = j (§5)."""
+    return jnp.einsum("hij,hab->ijab", fa_attention(params), params["V"])
+
+
+def fa_penalty(params: dict) -> jax.Array:
+    """Sum of squared weights (L2 on A and V, or on P, WQ, WK, V for the softmax variant; not on b)."""
+    return sum(jnp.sum(v ** 2) for k, v in params.items() if k != "b")
+
+
+def pl_loss(params: dict, s) -> jax.Array:
+    """Exact all-site pseudo-likelihood loss l_PL (§4)."""
+    return pseudo_nll(fa_logits(params, s), s)
+
+
+def mlm_loss(params: dict, s, positions) -> jax.Array:
+    """One-mask MLM loss: mean over sequences of -log p(s_{m, i_m} | rest), ``positions`` (M,) (§4)."""
+    z = fa_logits(params, s)                                       # masking is automatic (A_ii = 0)
+    m = jnp.arange(z.shape[0])
+    logp = jax.nn.log_softmax(z[m, positions], axis=-1)
+    return -jnp.mean(logp[m, jnp.asarray(s)[m, positions]])
+
+
+class FitInfo(NamedTuple):
+    loss: float          # final regularised training objective
+    grad_norm: float
+    iterations: int
+    converged: bool
+
+
+def lbfgs(objective, params, *args, max_iter: int = 2000, tol: float = 1e-6, memory: int = 20):
+    """Minimise ``objective(params, *args)`` with optax L-BFGS (zoom line search) until the
+    gradient norm <= ``tol`` or ``max_iter``; returns (params, FitInfo).  Data travel as
+    arguments (not constants) so XLA does not constant-fold them.  Non-convergence is
+    reported in ``FitInfo.converged``, never hidden."""
+    nonnegative_int(max_iter, "max_iter")
+    opt = optax.lbfgs(memory_size=memory)
+
+    @jax.jit
+    def run(params, *args):
+        f = lambda p: objective(p, *args)  # noqa: E731
+        vg = optax.value_and_grad_from_state(f)
+
+        def step(carry):
+            p, st, _, it = carry
+            value, grad = vg(p, state=st)
+            upd, st = opt.update(grad, st, p, value=value, grad=grad, value_fn=f)
+            p = optax.apply_updates(p, upd)
+            return p, st, optax.tree.norm(grad), it + 1
+
+        def cond(carry):
+            return (carry[3] < max_iter) & (carry[2] > tol)
+
+        init = (params, opt.init(params), jnp.asarray(jnp.inf), jnp.asarray(0))
+        p, _, _, it = jax.lax.while_loop(cond, step, init)
+        value, grad = jax.value_and_grad(f)(p)
+        return p, value, optax.tree.norm(grad), it
+
+    p, value, gn, it = run(params, *args)
+    gn = float(gn)
+    return p, FitInfo(float(value), gn, int(it), bool(gn <= tol))
+
+
+def _fa_objective(p, s, lam):
+    return pl_loss(p, s) + lam * fa_penalty(p)
+
+
+def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000, tol: float = 1e-6, params=None):
+    """Full-batch L-BFGS on l_PL + lam * ||weights||^2 (= MLM in expectation, §4); returns (params, FitInfo)."""
+    s = jnp.asarray(s)
+    require(s.shape[1] == cfg.L, "sequences", f"must have L={cfg.L} columns, got {s.shape[1]}")
+    require(lam >= 0, "lam", f"must be >= 0, got {lam}")
+    p0 = fa_init(key, cfg) if params is None else params
+    return lbfgs(_fa_objective, p0, s, jnp.asarray(lam, float), max_iter=max_iter, tol=tol)
+
+
+def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000, batch: int = 256,
+                 lr: float = 1e-2, params=None):
+    """MLM-faithful training: Adam on random minibatches, one uniformly masked site per sequence (§4)."""
+    s = jnp.asarray(s)
+    positive(steps, "steps", integer=True)
+    positive(batch, "batch", integer=True)
+    k0, key = jax.random.split(key)
+    params = fa_init(k0, cfg) if params is None else params
+    sched = optax.cosine_decay_schedule(lr, steps, alpha=0.01)
+    opt = optax.adam(sched)
+    M, L = s.shape
+    obj = lambda p, sb, pos: mlm_loss(p, sb, pos) + lam * fa_penalty(p)  # noqa: E731
+
+    def step(carry, k):
+        p, st = carry
+        k1, k2 = jax.random.split(k)
+        idx = jax.random.randint(k1, (min(batch, M),), 0, M)
+        pos = jax.random.randint(k2, (idx.size,), 0, L)
+        val, g = jax.value_and_grad(obj)(p, s[idx], pos)
+        upd, st = opt.update(g, st, p)
+        return (optax.apply_updates(p, upd), st), val
+
+    (params, _), losses = jax.jit(lambda p, ks: jax.lax.scan(step, (p, opt.init(p)), ks))(
+        params, jax.random.split(key, steps))
+    return params, np.asarray(losses)
+
+
+__all__ = ["KINDS", "FAConfig", "fa_init", "fa_attention", "fa_logits", "fa_couplings", "fa_penalty", "pl_loss", "mlm_loss",
+           "FitInfo", "lbfgs", "fit_lbfgs", "fit_adam_mlm"]
