@@ -1,0 +1,124 @@
+"""Figure: digits one-shot episodes, accuracy vs width with GP line, novel classes and OOD (theory.md §9.2).
+
+A GD network (L=2, H=4, learned Q/K, mean pooling; trained once and cached) supplies fixed
+Q/K; the theory then runs at every width on the P training episodes.  ``T`` per width is
+chosen on the base-validation episodes; the novel-class and OOD sets reuse it.  Optional
+sampled points (``--sample-widths``; exact order-parameter posterior, ``kind="wishart"``,
+needs ``N >= 16``).  Writes ``$FIG_DIR/digits_accuracy_vs_width.png`` and ``.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--widths", type=int, nargs="+", default=[10, 30, 100, 300, 1000, 10000])
+    ap.add_argument("--temps", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.25, 0.5, 1.0])
+    ap.add_argument("--gd-width", type=int, default=128)
+    ap.add_argument("--gd-steps", type=int, default=3000)
+    ap.add_argument("--P", type=int, default=600)
+    ap.add_argument("--n-eval", type=int, default=1000)
+    ap.add_argument("--sample-widths", type=int, nargs="*", default=[])
+    ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--warmup", type=int, default=300)
+    ap.add_argument("--draws", type=int, default=300)
+    args = ap.parse_args(argv)
+
+    from bayes_attn.inference import request_host_devices
+
+    request_host_devices(args.chains)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from _common import DIGITS_SETS, FIG_DIR, RUN_DIR, digits_gd, digits_tasks, gp_U, mse, predict, save_json, \
+        savefig, select, solve_theory
+    from bayes_attn import gd
+    from bayes_attn.inference import SamplerConfig, predictor_statistics, sample, write_run
+
+    t0 = time.time()
+    src, sets, params, info = digits_gd(width=args.gd_width, steps=args.gd_steps, P=args.P, n_eval=args.n_eval)
+    tasks = digits_tasks(src, sets, params)
+    gd_acc = {name: gd.accuracy(params, *sets[name]) for name in DIGITS_SETS if name in sets}
+    print(f"GD network ({time.time() - t0:.0f} s): " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in gd_acc.items()))
+
+    W, T = args.widths, args.temps
+    acc = {name: np.zeros((len(W), len(T))) for name in tasks}
+    vmse = np.zeros((len(W), len(T)))
+    ok = np.zeros((len(W), len(T)), dtype=bool)
+    for j, temp in enumerate(T):
+        init = None
+        for i, N in reversed(list(enumerate(W))):
+            spec = tasks["val"].spec(width=N, temperature=temp, readout="mean")
+            sol = solve_theory(spec, tasks["val"], init=init)
+            init, ok[i, j] = [np.asarray(u) for u in sol.Us], sol.status.ok
+            for name, task in tasks.items():
+                m, _, acc[name][i, j] = predict(task, spec, sol.U)
+                if name == "val":
+                    vmse[i, j] = mse(task, m)
+        print(f"T={temp}: val {np.round(100 * acc['val'][:, j], 1)}, test {np.round(100 * acc['test'][:, j], 1)}")
+    sel = [select({j: (acc["val"][i, j], vmse[i, j]) for j in range(len(T))}) for i in range(len(W))]
+
+    gp_scores, gp_acc = {}, {name: {} for name in tasks}
+    for temp in T:
+        spec = tasks["val"].spec(width=W[0], temperature=temp, readout="mean")
+        for name, task in tasks.items():
+            m, _, a = predict(task, spec, gp_U(spec))
+            gp_acc[name][temp] = a
+            if name == "val":
+                gp_scores[temp] = (a, mse(task, m))
+    T_gp = select(gp_scores)
+
+    sampled = {}
+    for N in args.sample_widths:
+        i = W.index(N)
+        spec = tasks["test"].spec(width=N, temperature=T[sel[i]], readout="mean")
+        cfg = SamplerConfig(kind="wishart", chains=args.chains, warmup=args.warmup, draws=args.draws, seed=0,
+                            progress_bar=False)
+        ts = time.time()
+        dt = sample(tasks["test"], spec, cfg)
+        write_run(dt, RUN_DIR / "digits" / f"N{N:05d}.nc")
+        st = predictor_statistics(dt)
+        f = dt["posterior"].ds["f"].values
+        ca = [float(np.mean(np.sign(f[c].mean(0)) == tasks["test"].y_test)) for c in range(f.shape[0])]
+        sampled[N] = {"T": T[sel[i]], "accuracy": st["accuracy"], "chain_acc_mean": float(np.mean(ca)),
+                      "chain_acc_sd": float(np.std(ca)), "seconds": time.time() - ts}
+        print(f"sampled N={N}: {sampled[N]}")
+
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    styles = {"test": "C0", "novel": "C1", "ood_noise": "C2", "ood_transpose": "C3"}
+    for name, color in styles.items():
+        if name not in acc:
+            continue
+        ax.plot(W, [100 * acc[name][i, sel[i]] for i in range(len(W))], "o-", color=color, label=f"theory, {name}")
+        ax.axhline(100 * gp_acc[name][T_gp], ls="--", lw=1, color=color, label=f"GP, {name}")
+    for N, s in sampled.items():
+        ax.errorbar([N], [100 * s["chain_acc_mean"]], yerr=[100 * s["chain_acc_sd"]], fmt="s", color="k", capsize=3)
+    ax.plot(W, 100 * acc["test"].max(axis=1), ":", color="C0", lw=1, label="theory, test, T chosen on test")
+    ax.set_xscale("log")
+    ax.set_xlabel("width N")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title(f"digits 1-shot episodes, P={args.P}; GD net test {100 * gd_acc['test']:.1f}%", fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    savefig(fig, "digits_accuracy_vs_width.png")
+    res = {"widths": W, "temperatures": T, "selected_T": [T[s] for s in sel], "gp_T": T_gp,
+           "theory": {name: [acc[name][i, sel[i]] for i in range(len(W))] for name in acc},
+           "theory_test_selected": acc["test"].max(axis=1).tolist(),
+           "gp": {name: gp_acc[name][T_gp] for name in gp_acc},
+           "gp_test_selected": max(gp_acc["test"].values()), "gd_accuracy": gd_acc,
+           "gd_training": {k: v for k, v in info.items() if k != "history"}, "solver_ok": ok.tolist(),
+           "sampled": {str(k): v for k, v in sampled.items()}, "accuracy_grid": {k: v.tolist() for k, v in acc.items()},
+           "seconds": time.time() - t0}
+    save_json(res, RUN_DIR / "digits" / "results.json")
+    save_json(res, FIG_DIR / "digits_accuracy_vs_width.json")
+
+
+if __name__ == "__main__":
+    main()

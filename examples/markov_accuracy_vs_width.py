@@ -1,0 +1,165 @@
+"""Figure: accuracy of the mean predictor vs width on the hidden-Markov task (theory.md §9.1, item 1).
+
+Theory at every width, sampled networks (exact order-parameter posterior, ``kind="wishart"``,
+several chains; error bars = s.d. of the per-chain accuracies) at ``--sample-widths``, GP
+lines for all paths, the good path alone and good + denoising.  ``T`` per width is chosen
+on a validation set (examples/_common.py); the test-selected value is recorded too.
+
+    python examples/markov_accuracy_vs_width.py                # 4 paths
+    python examples/markov_accuracy_vs_width.py --paths 2      # "noisier data", g + d
+
+Writes ``$FIG_DIR/markov{paths}_accuracy_vs_width.png``, ``$RUN_DIR/markov{paths}/`` (runs, a
+theory file in the ``bayes-attn report --theory`` layout, ``results.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--paths", type=int, default=4, choices=(4, 2))
+    ap.add_argument("--P", type=int, default=100)
+    ap.add_argument("--widths", type=int, nargs="+", default=[10, 30, 50, 100, 300, 500, 1000])
+    ap.add_argument("--temps", type=float, nargs="+", default=[0.001, 0.003, 0.01, 0.03, 0.1])
+    ap.add_argument("--sample-widths", type=int, nargs="*", default=[10, 30, 100, 1000])
+    ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--warmup", type=int, default=500)
+    ap.add_argument("--draws", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--config", help="TOML file whose [experiment] table sets these options (keys as above, "
+                                     "'-' -> '_'); command-line options given explicitly still win")
+    args = ap.parse_args(argv)
+    if args.config:
+        import tomllib
+
+        with open(args.config, "rb") as fh:
+            table = tomllib.load(fh).get("experiment", {})
+        unknown = sorted(set(table) - set(vars(args)))
+        if unknown:
+            ap.error(f"experiment.{unknown[0]}: unknown key in {args.config}")
+        ap.set_defaults(**table)
+        args = ap.parse_args(argv)
+
+    from bayes_attn.inference import request_host_devices
+
+    request_host_devices(args.chains)
+    import xarray as xr
+
+    from _common import FIG_DIR, RUN_DIR, gp_U, markov_sets, mse, predict, save_json, savefig, select, solve_theory
+    from bayes_attn.diagnostics import summarize
+    from bayes_attn.diagnostics._report_plots import accuracy_vs_width
+    from bayes_attn.inference import SamplerConfig, predictor_statistics, sample, write_run
+
+    out = RUN_DIR / f"markov{args.paths}"
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    task, val = markov_sets(args.paths, P=args.P)
+    print(f"data ready ({time.time() - t0:.0f} s): paths {task.path_labels}")
+
+    # ---- theory over width x temperature ------------------------------------------------------
+    W, T = args.widths, args.temps
+    acc = np.zeros((len(W), len(T)))
+    vacc, vmse = np.zeros_like(acc), np.zeros_like(acc)
+    Us = np.zeros((len(W), len(T), len(task.path_labels), len(task.path_labels)))
+    means = np.zeros((len(W), len(T), task.n_test))
+    status = np.zeros((len(W), len(T)), dtype=bool)
+    for j, temp in enumerate(T):
+        init = None
+        for i, N in reversed(list(enumerate(W))):  # warm start from the neighbouring larger N
+            spec = task.spec(width=N, temperature=temp, readout="last")
+            sol = solve_theory(spec, task, init=init)
+            init, status[i, j] = [np.asarray(u) for u in sol.Us], sol.status.ok
+            Us[i, j] = np.asarray(sol.U)
+            means[i, j], _, acc[i, j] = predict(task, spec, sol.U)
+            mv, _, vacc[i, j] = predict(val, spec, sol.U)
+            vmse[i, j] = mse(val, mv)
+        print(f"theory T={temp}: test acc {np.round(100 * acc[:, j], 1)} (val {np.round(100 * vacc[:, j], 1)})")
+    sel = [select({j: (vacc[i, j], vmse[i, j]) for j in range(len(T))}) for i in range(len(W))]
+
+    # ---- GP baselines (all paths, g only, g + d), T on validation -------------------------------
+    gp = {}
+    subsets = {"GP all paths": args.paths, "GP good path": "good"}
+    if args.paths == 4:
+        subsets["GP good + denoising"] = "good+denoising"
+    gp_acc_T = {}
+    for label, paths in subsets.items():
+        t_sub, v_sub = (task, val) if paths == args.paths else markov_sets(paths, P=args.P)
+        scores, tests = {}, {}
+        for temp in T:
+            spec = t_sub.spec(width=W[0], temperature=temp, readout="last")
+            mv, _, va = predict(v_sub, spec, gp_U(spec))
+            _, _, ta = predict(t_sub, spec, gp_U(spec))
+            scores[temp], tests[temp] = (va, mse(v_sub, mv)), ta
+        Tsel = select(scores)
+        gp[label] = {"T": Tsel, "test_accuracy": tests[Tsel], "val_accuracy": scores[Tsel][0],
+                     "test_selected_accuracy": max(tests.values())}
+        gp_acc_T[label] = [tests[t] for t in T]
+        print(f"{label}: T={Tsel}, test acc {100 * tests[Tsel]:.1f}%")
+
+    # ---- theory file (report layout) -------------------------------------------------------------
+    ds = xr.Dataset(
+        {"U": (("width", "temperature", "path", "path_"), Us),
+         "predictor_mean": (("width", "temperature", "test"), means),
+         "accuracy": (("width", "temperature"), acc), "val_accuracy": (("width", "temperature"), vacc),
+         "solver_ok": (("width", "temperature"), status.astype(int))}
+        | {"gp_accuracy_" + k.split("GP ")[1].replace(" + ", "_").replace(" ", "_"): (("temperature",), v)
+           for k, v in gp_acc_T.items()},
+        coords={"width": W, "temperature": T, "path": task.path_labels, "path_": task.path_labels})
+    ds.to_netcdf(out / "theory.nc", engine="h5netcdf")
+
+    # ---- sampling at the selected T ----------------------------------------------------------------
+    sampled = {}
+    for N in args.sample_widths:
+        i = W.index(N)
+        temp = T[sel[i]]
+        spec = task.spec(width=N, temperature=temp, readout="last")
+        cfg = SamplerConfig(kind="wishart", chains=args.chains, warmup=args.warmup, draws=args.draws,
+                            seed=args.seed, progress_bar=False)
+        ts = time.time()
+        dt = sample(task, spec, cfg, config_text=f"# examples/markov_accuracy_vs_width.py --paths {args.paths}\n"
+                    f"# wishart sampler, width {N}, T {temp} (validation-selected)\n")
+        write_run(dt, out / f"N{N:05d}.nc")
+        st = predictor_statistics(dt)
+        rep = summarize(dt)
+        f = dt["posterior"].ds["f"].values
+        chain_acc = [float(np.mean(np.sign(f[c].mean(0)) == task.y_test)) for c in range(f.shape[0])]
+        rel = float(np.linalg.norm(st["mean"] - means[i, sel[i]]) / np.linalg.norm(means[i, sel[i]]))
+        sampled[N] = {"T": temp, "accuracy": st["accuracy"], "chain_acc_mean": float(np.mean(chain_acc)),
+                      "chain_acc_sd": float(np.std(chain_acc)), "theory_accuracy": float(acc[i, sel[i]]),
+                      "rel_err_mean": rel, "max_abs_U_gap": float(np.max(np.abs(st["U"] - Us[i, sel[i]]))),
+                      "rhat_max": float(rep.table["r_hat"].max()), "ess_bulk_min": float(rep.table["ess_bulk"].min()),
+                      "divergences": rep.divergences, "passed": rep.passed, "seconds": time.time() - ts}
+        print(f"sampled N={N} T={temp}: acc {100 * st['accuracy']:.1f}% (theory {100 * acc[i, sel[i]]:.1f}%), "
+              f"rel err of <f> {rel:.3f}, max R-hat {sampled[N]['rhat_max']:.4f} ({time.time() - ts:.0f} s)")
+
+    # ---- figure + numbers ---------------------------------------------------------------------------
+    th_sel = [acc[i, sel[i]] for i in range(len(W))]
+    pts = None
+    if sampled:
+        Ns = list(sampled)
+        pts = {"sampled (wishart, sd over chains)": (np.array(Ns), np.array([sampled[n]["chain_acc_mean"] for n in Ns]),
+                                                     np.array([sampled[n]["chain_acc_sd"] for n in Ns]))}
+    fig = accuracy_vs_width(W, th_sel, pts, {k: v["test_accuracy"] for k, v in gp.items()},
+                            title=f"hidden-Markov, {args.paths} paths, P={args.P}, T chosen on validation")
+    ax = fig.axes[0]
+    ax.plot(W, 100 * acc.max(axis=1), ":", color="C0", lw=1, label="theory, T chosen on test")
+    ax.legend(fontsize=7)
+    savefig(fig, f"markov{args.paths}_accuracy_vs_width.png")
+    res = {"paths": args.paths, "P": args.P, "widths": W, "temperatures": T,
+           "selected_T": [T[s] for s in sel], "theory_test_accuracy": th_sel,
+           "theory_test_accuracy_T0.01": acc[:, T.index(0.01)].tolist() if 0.01 in T else None,
+           "theory_test_selected_accuracy": acc.max(axis=1).tolist(),
+           "theory_val_accuracy": [vacc[i, sel[i]] for i in range(len(W))],
+           "solver_ok": status.tolist(), "gp": gp, "sampled": {str(k): v for k, v in sampled.items()},
+           "accuracy_grid": acc.tolist(), "val_accuracy_grid": vacc.tolist(), "seconds": time.time() - t0}
+    save_json(res, out / "results.json")
+    save_json(res, FIG_DIR / f"markov{args.paths}_accuracy_vs_width.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Figure: per-path kernels and renormalised vs GP kernel at N = 10 (theory.md §9.1, item 3).
+
+Diagonal path kernels ``C_pipi`` for g, d, a1, a2 plus ``K_GP`` and ``K_U*`` on a 50 x 50 block
+of training examples (indices 0-24 of class +1 and 75-99 of class -1).  ``T`` as in
+markov_u_heatmaps.py.  Writes ``$FIG_DIR/markov4_path_kernels.png`` and ``.json`` (within-class
+minus between-class mean of each normalised kernel: how much it separates the classes).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+def contrast(K, y):
+    """(mean within-class - mean between-class) entry of ``K / mean|diag K|``."""
+    K = np.asarray(K) / np.mean(np.abs(np.diag(K)))
+    same = np.equal.outer(y, y)
+    return float(K[same].mean() - K[~same].mean())
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--width", type=int, default=10)
+    args = ap.parse_args(argv)
+    from _common import FIG_DIR, RUN_DIR, gp_U, load_json, markov_sets, save_json, savefig, short_labels, solve_theory
+    from bayes_attn.network import path_kernel_blocks, renormalized_kernel
+
+    task, _ = markov_sets(4)
+    res = load_json(RUN_DIR / "markov4" / "results.json", {})
+    T = dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.01)
+    spec = task.spec(width=args.width, temperature=T, readout="last")
+    phi = task.phi("train", spec)
+    idx = np.r_[0:25, 75:100]
+    y = task.y_train[idx]
+    ph = phi[idx]
+    n_pi = phi.shape[2]
+    B = np.asarray(path_kernel_blocks(ph, ph)) * n_pi  # C_{pi pi'} (theory.md §4.1)
+    U = solve_theory(spec, task).U
+    panels = {f"C {lab}": B[p, p] for p, lab in enumerate(short_labels(task))}
+    panels["K_GP"] = np.asarray(renormalized_kernel(ph, ph, gp_U(spec)))
+    panels[f"K_U* (N={args.width})"] = np.asarray(renormalized_kernel(ph, ph, U))
+    order = ["C g", "C d", "C a1", "C a2", "K_GP", f"K_U* (N={args.width})"]
+    fig, axes = plt.subplots(2, 3, figsize=(10, 6.6))
+    out = {"T": T, "width": args.width, "class_contrast": {}}
+    for ax, name in zip(axes.ravel(), order):
+        K = panels[name]
+        v = float(np.max(np.abs(K)))
+        ax.imshow(K, cmap="RdBu_r", vmin=-v, vmax=v)
+        out["class_contrast"][name] = contrast(K, y)
+        ax.set_title(f"{name}  (contrast {out['class_contrast'][name]:.2f})", fontsize=8)
+        ax.axhline(24.5, color="k", lw=0.5)
+        ax.axvline(24.5, color="k", lw=0.5)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle("training examples 0-24 (y=+1) and 75-99 (y=-1)", fontsize=9)
+    fig.tight_layout()
+    savefig(fig, "markov4_path_kernels.png")
+    save_json(out, FIG_DIR / "markov4_path_kernels.json")
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
