@@ -21,5 +21,9 @@ from ._transformer import *  # noqa: F401,F403
 from ._transformer import __all__ as _a7
 from ._replica import *  # noqa: F401,F403
 from ._replica import __all__ as _a8
+from ._plots import *  # noqa: F401,F403
+from ._plots import __all__ as _a9
+from ._bayes import *  # noqa: F401,F403
+from ._bayes import __all__ as _a10
 
-__all__ = sorted({*_a1, *_a2, *_a3, *_a4, *_a5, *_a6, *_a7, *_a8})
+__all__ = sorted({*_a1, *_a2, *_a3, *_a4, *_a5, *_a6, *_a7, *_a8, *_a9, *_a10})

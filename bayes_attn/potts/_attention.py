@@ -85,10 +85,10 @@ def fa_attention(params: dict) -> jax.Array:
 def fa_logits(params: dict, s) -> jax.Array:
     """All-site conditional logits (M, L, C) of factored attention (§3.2)."""
     A = fa_attention(params)
-    C = params["V"].shape[-1]
-    X = jax.nn.one_hot(jnp.asarray(s), C, dtype=A.dtype)
-    Y = jnp.einsum("hij,mjb->hmib", A, X)
-    Z = jnp.einsum("hmib,hab->mia", Y, params["V"])
+    # z_i(a) = sum_h sum_j A^h_ij V^h[a, s_j]: gather the columns V[:, s_j] (O(M L^2 C)) instead
+    # of contracting a one-hot (M, L, C) with V (one more O(M L C^2) pass)
+    Vs = jnp.swapaxes(params["V"], -1, -2)[:, jnp.asarray(s)]        # (H, M, L, C)
+    Z = jnp.einsum("hij,hmjc->mic", A, Vs)
     if "b" in params:
         Z = Z + params["b"]
     return Z
