@@ -1,0 +1,73 @@
+"""Theory predictor statistics, GP limit and GP on path subsets (docs/theory.md §3, §4.2, §4.6)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Sequence
+
+import jax.numpy as jnp
+import numpy as np
+from scipy.special import ndtr
+
+from .._errors import require
+from ..network import gp_posterior
+from ._kernels import kernels
+
+
+def predict(U, phi_train, phi_test, y, T):
+    """Predictor mean ``k^T (K+TI)^{-1} y`` and variance ``K(x*,x*) - k^T (K+TI)^{-1} k`` at ``U`` (§4.2).
+
+    Observation noise ``T`` is not included in the variance.
+    """
+    k = kernels(jnp.asarray(U), phi_train, phi_test)
+    return gp_posterior(k.train, k.train_test, k.test_diag, jnp.asarray(y), T)
+
+
+def predictor_metrics(mean, var, y_test) -> dict[str, float]:
+    """Metrics of §3: accuracy of ``sign <f>``, bias, variance and generalisation error,
+    probabilistic accuracy ``mean Phi_N(y <f> / sqrt(Var f))``."""
+    mean, var, y = (np.asarray(a, dtype=np.float64) for a in (mean, var, y_test))
+    bias = float(np.mean((mean - y) ** 2))
+    variance = float(np.mean(var))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(var > 0, y * mean / np.sqrt(np.maximum(var, 0.0)), np.sign(y * mean) * np.inf)
+    return {"accuracy": float(np.mean(np.sign(mean) == y)), "bias": bias, "variance": variance,
+            "gen_error": bias + variance, "prob_accuracy": float(np.mean(ndtr(z)))}
+
+
+def gp_overlap(spec):
+    """GP value of ``U_1``: ``sigma_a^2 prod_l sigma_l^2 I_{n_pi}`` (§4.6)."""
+    return spec.gp_scale * jnp.eye(spec.n_paths)
+
+
+def subset_paths(heads: Sequence[int], keep: Sequence[Sequence[int]]) -> np.ndarray:
+    """Flat indices of the paths of the sub-network that keeps heads ``keep[l]`` in layer ``l``."""
+    require(len(keep) == len(heads), "keep", f"needs one head list per layer ({len(heads)}), got {len(keep)}")
+    for l, (H, ks) in enumerate(zip(heads, keep)):
+        require(len(ks) >= 1 and all(0 <= k < H for k in ks) and len(set(ks)) == len(ks),
+                f"keep[{l}]", f"must list distinct heads in 0..{H - 1}, got {list(ks)}")
+    strides = [math.prod(heads[l + 1:]) for l in range(len(heads))]
+    return np.array([sum(h * s for h, s in zip(p, strides)) for p in itertools.product(*keep)], dtype=int)
+
+
+def subset_phi(phi, heads: Sequence[int], keep: Sequence[Sequence[int]]):
+    """``Phi`` of the sub-network built from the heads ``keep`` only (§4.6, GP on a path subset).
+
+    ``Phi`` carries ``1/sqrt(n_pi)``; the sub-network has ``n_sub`` paths, hence the factor
+    ``sqrt(n_pi / n_sub)``.
+    """
+    idx = subset_paths(heads, keep)
+    return phi[:, :, idx] * jnp.sqrt(phi.shape[2] / idx.size)
+
+
+def gp_predict(spec, phi_train, phi_test, y, keep=None):
+    """GP-limit predictor (§4.6) of the full network or of the sub-network with heads ``keep``."""
+    if keep is not None:
+        phi_train = subset_phi(phi_train, spec.heads, keep)
+        phi_test = subset_phi(phi_test, spec.heads, keep)
+    n = phi_train.shape[2]
+    return predict(spec.gp_scale * jnp.eye(n), phi_train, phi_test, y, spec.temperature)
+
+
+__all__ = ["predict", "predictor_metrics", "gp_overlap", "subset_paths", "subset_phi", "gp_predict"]

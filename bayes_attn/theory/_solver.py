@@ -1,0 +1,179 @@
+"""Saddle-point solver of the theory (docs/theory.md §4.4, §4.7; decisions in docs/theory_solver.md).
+
+Method *(project choice)*: **damped Newton on the Cholesky parameters** ``theta``
+(``U_l = L_l L_l^T``, ``(L_l)_ii = e^{theta_ii}``), ``U_a`` eliminated by its closed form,
+started from the GP value.  Why Newton rather than L-BFGS: the unknowns are few
+(``sum_l p_l(p_l+1)/2``: 13 for the Markov task, 146 for ``L=2, H=4``), the energy Hessian has
+a cheap closed form (:func:`._equations.energy_derivatives`), the stopping rule (relative
+gradient ``<= 1e-9``) is reached in a handful of quadratically convergent steps where a
+quasi-Newton method stalls near machine precision, and the Hessian at the solution is needed
+anyway for the positive-definiteness check.  Indefinite Hessians (far from the optimum) are
+shifted to positive definite; steps are backtracked (Armijo) and a non-finite action rejects a
+step.
+
+Convergence measure: ``rel_grad = max_l ||dA/dU_l||_F / (N_l ||U_l^{-1}||_F)`` -- the residual
+of the stationarity equations (§4.5) relative to the size ``N_l U_l^{-1}`` of their terms.
+Failure (no convergence, non-finite values, non-PD Hessian) is returned in the status and
+raised as a :class:`TheoryWarning`; never hidden.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._action import entropy, gp_order_parameters, reduced_action, u_a_closed_form
+from ._equations import energy_derivatives, kernel_data, kernel_of
+from ._params import Hyper, sym_to_packed_matrix, theta_to_us, u_to_us, us_to_theta, us_to_u
+
+
+class TheoryWarning(UserWarning):
+    """The saddle-point solver did not reach a trustworthy minimum."""
+
+
+class SolverStatus(NamedTuple):
+    converged: bool
+    iterations: int
+    grad_norm: float          # relative gradient norm (module docstring)
+    action: float             # S_ent + E at the solution
+    min_eig_U: tuple          # smallest eigenvalue of U_1..U_L, then U_a
+    hessian_min_eig: float    # smallest eigenvalue of the Hessian in packed-U coordinates
+    hessian_pd: bool
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.converged and self.hessian_pd)
+
+
+class Solution(NamedTuple):
+    U_a: jax.Array
+    Us: list                  # [U_1, ..., U_L]
+    status: SolverStatus
+
+    @property
+    def U(self):
+        """``U_1`` (the path overlap entering the kernel)."""
+        return self.Us[0]
+
+
+_kernel_data = jax.jit(kernel_data)
+
+
+@jax.jit
+def _value(theta, hyper, data, y):
+    return reduced_action(theta_to_us(theta, hyper.heads), hyper, kernel_of(data), y)
+
+
+def _reduced_entropy_u(u, hyper):
+    Us = u_to_us(u, hyper.heads)
+    return entropy(u_a_closed_form(Us[-1], hyper), Us, hyper)
+
+
+def _relative_grad(G, Us, hyper):
+    rel = [jnp.linalg.norm(g) / (hyper.widths[l] * jnp.linalg.norm(jnp.linalg.inv(U)))
+           for l, (g, U) in enumerate(zip(G, Us))]
+    return jnp.max(jnp.stack(rel))
+
+
+@jax.jit
+def _newton_data(theta, hyper, data, y):
+    """Action, gradient and Hessian in ``theta``; Hessian in packed ``u``; relative gradient."""
+    heads = hyper.heads
+    Us = theta_to_us(theta, heads)
+    f, G = jax.value_and_grad(reduced_action)(Us, hyper, kernel_of(data), y)  # autodiff gradient
+    rel = _relative_grad(G, Us, hyper)
+    u = us_to_u(Us)
+    # Hessian w.r.t. packed u: entropy (+ U_a closed form) by autodiff, energy analytic (U_1 block)
+    H_u = jax.hessian(_reduced_entropy_u)(u, hyper)
+    p1 = Us[0].shape[0]
+    _, _, H_E = energy_derivatives(Us[0], data, y, hyper.temperature)
+    D = jnp.asarray(sym_to_packed_matrix(p1))
+    m1 = D.shape[1]
+    H_u = H_u.at[:m1, :m1].add(D.T @ H_E.reshape(p1 * p1, p1 * p1) @ D)
+    g_u = jnp.concatenate([g[np.triu_indices(g.shape[0])] * jnp.where(
+        jnp.asarray(np.equal(*np.triu_indices(g.shape[0]))), 1.0, 2.0) for g in G])  # d f / d u
+    # chain rule to theta: J^T H_u J + sum_k g_u,k d^2 u_k / dtheta^2
+    u_of = lambda t: us_to_u(theta_to_us(t, heads))  # noqa: E731
+    J = jax.jacfwd(u_of)(theta)
+    curv = jax.hessian(lambda t: jnp.dot(jax.lax.stop_gradient(g_u), u_of(t)))(theta)
+    H_t = J.T @ H_u @ J + curv
+    g_t = J.T @ g_u
+    return f, g_t, (H_t + H_t.T) / 2, (H_u + H_u.T) / 2, rel
+
+
+def _start(spec, init):
+    if init is None:
+        return us_to_theta(gp_order_parameters(spec)[1])
+    return us_to_theta([jnp.asarray(U, dtype=jnp.float64) for U in init])
+
+
+def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, warn: bool = True) -> Solution:
+    """Minimise ``S_ent + E`` (theory.md §4.4) over ``U_1..U_L`` (``U_a`` in closed form).
+
+    Parameters
+    ----------
+    spec : NetworkSpec
+        Heads, widths, variances, temperature.
+    phi : ``(P, N0, n_pi)`` array
+        ``Phi`` of the training inputs (``Task.phi("train", spec)``).
+    y : ``(P,)`` array
+        Training labels.
+    init : list of arrays, optional
+        Starting ``[U_1, ..., U_L]`` (positive definite); default the GP value (§4.6).
+    tol : float
+        Stop when the relative gradient norm (module docstring) is ``<= tol``.
+
+    Returns
+    -------
+    Solution ``(U_a, Us, status)``.  A failed solve emits :class:`TheoryWarning`.
+    """
+    hyper = Hyper.from_spec(spec)
+    data = _kernel_data(jnp.asarray(phi, dtype=jnp.float64))
+    y = jnp.asarray(y, dtype=jnp.float64)
+    theta = _start(spec, init)
+    msg, converged, it = "maximum number of iterations reached", False, 0
+    f, g, H, H_u, rel = _newton_data(theta, hyper, data, y)
+    for it in range(1, max_iter + 1):
+        if not (np.isfinite(float(f)) and np.all(np.isfinite(np.asarray(g)))):
+            msg = "non-finite action or gradient"
+            break
+        if float(rel) <= tol:
+            converged, msg, it = True, "converged", it - 1
+            break
+        w, V = np.linalg.eigh(np.asarray(H))
+        shift = max(0.0, -w.min() + 1e-10 * max(abs(w).max(), 1.0))
+        step = -(V @ ((V.T @ np.asarray(g)) / (w + shift)))
+        slope, f0, t = float(np.dot(g, step)), float(f), 1.0
+        accepted = False
+        for _ in range(60):
+            f_new = float(_value(theta + t * step, hyper, data, y))
+            if np.isfinite(f_new) and f_new <= f0 + 1e-4 * t * slope + 1e-14 * abs(f0):
+                accepted = True
+                break
+            t *= 0.5
+        if not accepted:
+            msg = "line search failed"
+            break
+        theta = theta + t * step
+        f, g, H, H_u, rel = _newton_data(theta, hyper, data, y)
+    Us = theta_to_us(theta, hyper.heads)
+    U_a = u_a_closed_form(Us[-1], spec)
+    h_eig = float(np.linalg.eigvalsh(np.asarray(H_u)).min()) if np.all(np.isfinite(np.asarray(H_u))) else np.nan
+    min_eig = tuple(float(np.linalg.eigvalsh(np.asarray(U)).min()) for U in Us) + (float(U_a),)
+    hess_pd = bool(np.isfinite(h_eig) and h_eig > 0)
+    if converged and not hess_pd:
+        msg = "converged to a stationary point whose Hessian is not positive definite"
+    status = SolverStatus(bool(converged), int(it), float(rel), float(f), min_eig, h_eig, hess_pd, msg)
+    if warn and not status.ok:
+        warnings.warn(f"theory solver (width={spec.widths}, T={spec.temperature}): {msg}; "
+                      f"relative gradient {float(rel):.2e}, Hessian min eigenvalue {h_eig:.2e}",
+                      TheoryWarning, stacklevel=2)
+    return Solution(U_a, Us, status)
+
+
+__all__ = ["solve", "Solution", "SolverStatus", "TheoryWarning"]
