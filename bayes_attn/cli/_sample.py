@@ -11,7 +11,17 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="output .nc file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--quiet", action="store_true", help="do not print the diagnostics summary")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run from OUT.ckpt.npz (mala, ula, gibbs): same draws as an "
+                        "uninterrupted run with the same config")
     p.set_defaults(func=run)
+
+
+def checkpoint_path(out) -> "Path":
+    """Checkpoint of the chunked samplers for the output file ``out``: ``OUT.ckpt.npz``."""
+    from pathlib import Path
+
+    return Path(str(out) + ".ckpt.npz")
 
 
 def run(args) -> int:
@@ -29,9 +39,25 @@ def run(args) -> int:
 
     task = cfg.task()
     spec = cfg.spec(task)
+    from pathlib import Path
+
+    from ..inference import RUNNERS
+
     sampler = replace(cfg.sampler, progress_bar=cfg.sampler.progress_bar and not args.no_progress)
-    dt = sample(task, spec, sampler, config_text=cfg.text)
+    chunked = getattr(RUNNERS.get(sampler.kind), "chunked", False)
+    ckpt = checkpoint_path(args.out) if chunked else None
+    if args.resume and chunked and not ckpt.is_file():
+        print(f"no checkpoint {ckpt}: starting from the beginning")
+    try:
+        dt = sample(task, spec, sampler, config_text=cfg.text, checkpoint=ckpt, resume=args.resume)
+    except KeyboardInterrupt:
+        if ckpt is not None and Path(ckpt).is_file():
+            print(f"interrupted; resume with: bayes-attn sample {args.config} --out {args.out} --resume",
+                  file=sys.stderr)
+        raise
     write_run(dt, args.out)
+    if ckpt is not None:
+        ckpt.unlink(missing_ok=True)
     print(f"wrote {args.out} ({dt.attrs['wall_time_s']:.1f} s sampling)")
     if not args.quiet:
         print(format_report(summarize(dt, Thresholds(**cfg.diagnostics))))

@@ -12,7 +12,11 @@ from ._models import (
     weight_shapes,
     weights_from_latent,
 )
+from ._chunked import Program, SamplingInterrupted, run_program
+from ._gibbs import run_gibbs
+from ._mala import run_mala
 from ._nuts import run_nuts
+from ._ula import run_ula
 from ._output import package_versions, predictor_statistics, read_run, to_datatree, write_run
 
 __all__ = [
@@ -22,6 +26,12 @@ __all__ = [
     "RUNNERS",
     "BUILDERS",
     "run_nuts",
+    "run_mala",
+    "run_ula",
+    "run_gibbs",
+    "run_program",
+    "Program",
+    "SamplingInterrupted",
     "build",
     "BuiltModel",
     "ModelData",

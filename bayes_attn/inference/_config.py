@@ -7,7 +7,11 @@ from dataclasses import dataclass
 from .._errors import nonnegative_int, one_of, positive, require
 
 #: sampler kinds understood by :func:`bayes_attn.inference.sample`
-KINDS = ("nuts",)
+KINDS = ("nuts", "mala", "ula", "gibbs", "wishart")
+
+#: target acceptance when ``target_accept`` is not given: NUTS (NumPyro default) and MALA
+#: (0.574, Roberts & Rosenthal 1998, optimal scaling of MALA)
+DEFAULT_TARGET_ACCEPT = {"mala": 0.574}
 
 
 @dataclass(frozen=True)
@@ -16,6 +20,16 @@ class SamplerConfig:
 
     ``warmup`` and ``draws`` are per chain; ``thinning`` keeps every k-th draw (``draws`` is
     the number of iterations after warm-up, so ``draws // thinning`` are stored).
+
+    Langevin / Gibbs options (ignored by NUTS; see docs/samplers.md):
+
+    * ``target_accept``: NUTS 0.8 and MALA 0.574 when not given (``None``).
+    * ``step_size``: initial MALA step size; ``None`` = ``1 / lambda_max`` of the potential's
+      Hessian at the initial point (power iteration).
+    * ``ula_step_factor``: ULA step-size rule ``h = ula_step_factor / lambda_max`` with
+      ``lambda_max`` the largest Hessian eigenvalue of the potential at the end of warm-up.
+    * ``checkpoint_every``: stored draws per chunk (the checkpoint / progress granularity of
+      the chunked samplers ``mala``, ``ula``, ``gibbs``).
     """
 
     kind: str = "nuts"
@@ -27,9 +41,12 @@ class SamplerConfig:
     seed: int = 0
     store_weights: bool = False
     progress_bar: bool = True
-    target_accept: float = 0.8
+    target_accept: float | None = None
     max_tree_depth: int = 10
     dense_mass: bool = False
+    step_size: float | None = None
+    ula_step_factor: float = 0.1
+    checkpoint_every: int = 100
 
     def __post_init__(self):
         one_of(self.kind, KINDS, "sampler.kind")
@@ -43,6 +60,16 @@ class SamplerConfig:
         require(self.draws // self.thinning >= 1, "sampler.thinning",
                 f"thinning {self.thinning} keeps no draw out of {self.draws}")
         nonnegative_int(self.seed, "sampler.seed")
+        require(not (self.kind == "wishart" and self.store_weights), "sampler.store_weights",
+                "the wishart sampler samples order parameters, not weights; set it to false")
+        if self.target_accept is None:
+            object.__setattr__(self, "target_accept", DEFAULT_TARGET_ACCEPT.get(self.kind, 0.8))
         positive(self.target_accept, "sampler.target_accept")
         require(self.target_accept < 1, "sampler.target_accept", f"must be < 1, got {self.target_accept}")
         positive(self.max_tree_depth, "sampler.max_tree_depth", integer=True)
+        if self.step_size is not None:
+            positive(self.step_size, "sampler.step_size")
+        positive(self.ula_step_factor, "sampler.ula_step_factor")
+        require(self.ula_step_factor < 2, "sampler.ula_step_factor",
+                f"must be < 2 (Euler-Maruyama is unstable beyond 2 / lambda_max), got {self.ula_step_factor}")
+        positive(self.checkpoint_every, "sampler.checkpoint_every", integer=True)

@@ -1,0 +1,128 @@
+"""Sampler benchmark: Markov 4-path task, P = 100, T = 0.01 (docs/samplers.md).
+
+Every (sampler, width) cell runs in its own process under a wall-clock budget; a cell that
+does not finish is reported as ``"status": "timeout"``.  Per cell: wall time (process, incl.
+compilation, and sampling alone), gradient or Gram evaluations after warm-up, minimum bulk
+ESS over the test predictions and the entries of ``U``, ESS/s, max R-hat, peak RSS, and
+the ESS/s ratio to NUTS on the full model at the same width.
+
+    .venv/bin/python benchmarks/samplers/run.py --out benchmarks/samplers/results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: sampler name -> SamplerConfig fields (chains, seed, progress from the command line)
+SAMPLERS = {
+    "nuts_full": dict(kind="nuts", collapsed=False, warmup=100, draws=100),
+    "nuts_collapsed": dict(kind="nuts", collapsed=True, warmup=100, draws=100),
+    "mala": dict(kind="mala", collapsed=True, warmup=500, draws=2000, thinning=4),
+    "ula": dict(kind="ula", collapsed=True, warmup=500, draws=2000, thinning=4),
+    "gibbs": dict(kind="gibbs", collapsed=True, warmup=50, draws=300),
+    "gibbs_full": dict(kind="gibbs", collapsed=False, warmup=50, draws=300),
+}
+
+
+def run_cell(name: str, width: int, chains: int, n_test: int, seed: int) -> dict:
+    t_start = time.perf_counter()
+    from bayes_attn.inference import request_host_devices
+
+    request_host_devices(chains)
+    import numpy as np
+
+    from bayes_attn.diagnostics import summarize
+    from bayes_attn.inference import SamplerConfig, sample
+    from bayes_attn.tasks import markov_task
+
+    task = markov_task(P=100, n_test=n_test, paths=4)
+    spec = task.spec(width=width, temperature=0.01)
+    cfg = SamplerConfig(chains=chains, seed=seed, progress_bar=False, **SAMPLERS[name])
+    dt = sample(task, spec, cfg)
+    wall = time.perf_counter() - t_start
+    table = summarize(dt).table
+    stats = dt["sample_stats"].ds
+    evals = {k: int(stats[k].values.sum()) for k in ("n_grad_evals", "n_gram_evals") if k in stats}
+    ess = float(np.nanmin(table["ess_bulk"].values))
+    out = dict(sampler=name, width=width, status="ok", config=SAMPLERS[name], chains=chains,
+               wall_s=wall, sampling_s=float(dt.attrs["wall_time_s"]), ess_bulk_min=ess,
+               ess_bulk_min_f=float(np.nanmin(table.loc[[i for i in table.index if i.startswith("f")], "ess_bulk"])),
+               ess_per_s=ess / wall, rhat_max=float(np.nanmax(table["r_hat"].values)),
+               divergences=int(stats["diverging"].values.sum()) if "diverging" in stats else 0,
+               peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **evals)
+    if "acceptance_rate" in stats:
+        out["acceptance_mean"] = float(stats["acceptance_rate"].values.mean())
+    if "step_size" in stats:
+        out["step_size_mean"] = float(stats["step_size"].values.mean())
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", default="benchmarks/samplers/results.json")
+    p.add_argument("--widths", type=int, nargs="+", default=[10, 100, 1000])
+    p.add_argument("--samplers", nargs="+", default=list(SAMPLERS), choices=list(SAMPLERS))
+    p.add_argument("--budget", type=float, default=600.0, help="wall-clock seconds per cell")
+    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--n-test", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cell", nargs=2, metavar=("SAMPLER", "WIDTH"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.cell:
+        print("RESULT " + json.dumps(run_cell(args.cell[0], int(args.cell[1]), args.chains, args.n_test,
+                                               args.seed)))
+        return 0
+    out = Path(args.out)
+    results = json.loads(out.read_text())["cells"] if out.is_file() else []
+    done = {(r["sampler"], r["width"]) for r in results}
+    for width in args.widths:
+        for name in args.samplers:
+            if (name, width) in done:
+                continue
+            cmd = [sys.executable, __file__, "--cell", name, str(width), "--chains", str(args.chains),
+                   "--n-test", str(args.n_test), "--seed", str(args.seed)]
+            load = os.getloadavg()[0]
+            t0 = time.perf_counter()
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.budget)
+                lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
+                if proc.returncode == 0 and lines:
+                    res = json.loads(lines[-1][7:])
+                else:
+                    res = dict(sampler=name, width=width, status="error", error=proc.stderr[-2000:])
+            except subprocess.TimeoutExpired:
+                res = dict(sampler=name, width=width, status="timeout", wall_s=time.perf_counter() - t0,
+                           note=f"did not finish within the {args.budget:.0f} s budget")
+            res["load_avg_before"] = load
+            results.append(res)
+            print(json.dumps({k: res.get(k) for k in ("sampler", "width", "status", "wall_s", "ess_bulk_min",
+                                                      "ess_per_s", "rhat_max", "peak_rss_mb")}), flush=True)
+            _write(out, results, args)
+    _write(out, results, args)
+    return 0
+
+
+def _write(out: Path, results: list, args) -> None:
+    by = {(r["sampler"], r["width"]): r for r in results}
+    for r in results:
+        ref = by.get(("nuts_full", r["width"]))
+        if r.get("status") == "ok" and ref and ref.get("status") == "ok":
+            r["ratio_to_nuts_full"] = r["ess_per_s"] / ref["ess_per_s"]
+    meta = dict(task="markov 4-path, P=100, n_test=%d, T=0.01" % args.n_test, chains=args.chains,
+                budget_s=args.budget, cpu_count=os.cpu_count(), platform=platform.platform(),
+                date=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+                note="shared 2-core machine: wall times include JIT compilation and contention from other jobs")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "cells": results}, indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
