@@ -35,6 +35,8 @@ def _dims(name: str, arr: np.ndarray) -> list[str]:
         return ["test"]
     if name == "U":
         return ["path", "path_"]
+    if name.startswith("U_") and arr.ndim == 4:  # U_l, l >= 2: multi-index (h_l, ..., h_L)
+        return [f"{name}_row", f"{name}_col"]
     return [f"{name}_dim_{i}" for i in range(arr.ndim - 2)]
 
 
