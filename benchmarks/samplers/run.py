@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -45,9 +46,12 @@ def run_cell(name: str, width: int, chains: int, n_test: int, seed: int) -> dict
 
     task = markov_task(P=100, n_test=n_test, paths=4)
     spec = task.spec(width=width, temperature=0.01)
-    cfg = SamplerConfig(chains=chains, seed=seed, progress_bar=False, **SAMPLERS[name])
+    # progress bar on stderr: the parent reads how far a timed-out cell got
+    cfg = SamplerConfig(chains=chains, seed=seed, progress_bar=True, **SAMPLERS[name])
     dt = sample(task, spec, cfg)
     wall = time.perf_counter() - t_start
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = ru.ru_utime + ru.ru_stime
     table = summarize(dt).table
     stats = dt["sample_stats"].ds
     evals = {k: int(stats[k].values.sum()) for k in ("n_grad_evals", "n_gram_evals") if k in stats}
@@ -55,7 +59,7 @@ def run_cell(name: str, width: int, chains: int, n_test: int, seed: int) -> dict
     out = dict(sampler=name, width=width, status="ok", config=SAMPLERS[name], chains=chains,
                wall_s=wall, sampling_s=float(dt.attrs["wall_time_s"]), ess_bulk_min=ess,
                ess_bulk_min_f=float(np.nanmin(table.loc[[i for i in table.index if i.startswith("f")], "ess_bulk"])),
-               ess_per_s=ess / wall, rhat_max=float(np.nanmax(table["r_hat"].values)),
+               ess_per_s=ess / wall, cpu_s=cpu, ess_per_cpu_s=ess / cpu, rhat_max=float(np.nanmax(table["r_hat"].values)),
                divergences=int(stats["diverging"].values.sum()) if "diverging" in stats else 0,
                peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **evals)
     if "acceptance_rate" in stats:
@@ -98,9 +102,12 @@ def main(argv=None) -> int:
                     res = json.loads(lines[-1][7:])
                 else:
                     res = dict(sampler=name, width=width, status="error", error=proc.stderr[-2000:])
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired as exc:
+                err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+                done_it = re.findall(r"(\d+)/(\d+) \[", err)
                 res = dict(sampler=name, width=width, status="timeout", wall_s=time.perf_counter() - t0,
-                           note=f"did not finish within the {args.budget:.0f} s budget")
+                           note=f"did not finish within the {args.budget:.0f} s budget",
+                           progress=f"{done_it[-1][0]}/{done_it[-1][1]} iterations" if done_it else "n/a")
             res["load_avg_before"] = load
             results.append(res)
             print(json.dumps({k: res.get(k) for k in ("sampler", "width", "status", "wall_s", "ess_bulk_min",
@@ -116,10 +123,12 @@ def _write(out: Path, results: list, args) -> None:
         ref = by.get(("nuts_full", r["width"]))
         if r.get("status") == "ok" and ref and ref.get("status") == "ok":
             r["ratio_to_nuts_full"] = r["ess_per_s"] / ref["ess_per_s"]
+            r["cpu_ratio_to_nuts_full"] = r["ess_per_cpu_s"] / ref["ess_per_cpu_s"]
     meta = dict(task="markov 4-path, P=100, n_test=%d, T=0.01" % args.n_test, chains=args.chains,
                 budget_s=args.budget, cpu_count=os.cpu_count(), platform=platform.platform(),
                 date=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-                note="shared 2-core machine: wall times include JIT compilation and contention from other jobs")
+                note="shared 2-core machine (load average in each cell's load_avg_before): wall times include JIT "
+                     "compilation and contention from other jobs; cpu_s is the process's user+sys time")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "cells": results}, indent=1))
 
