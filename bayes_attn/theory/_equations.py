@@ -69,7 +69,7 @@ def energy_derivatives(U_1, data, y, T):
 
     With ``dK = B_{sigma tau}`` (``B_{pi rho} = sum_i Phi_{.i pi} Phi_{.i rho}^T``), ``dG = -G dK G``
     and ``dr = -G dK r``:
-    ``H = -Tr(G B_st G B_pr) + r^T B_st G B_pr r + r^T B_pr G B_st r``
+    ``H = -Tr(G B_st G B_pr) + r^T B_st^T G B_pr r + r^T B_pr G B_st r``
     (entries of ``U_1`` independent; *derived, checked against autodiff in the tests*).
 
     ``data`` comes from :func:`kernel_data`.  Two exact contractions, chosen by cost: the ``P x P`` path blocks
@@ -90,10 +90,10 @@ def energy_derivatives(U_1, data, y, T):
         b = jnp.einsum("pqmn,n->pqm", B, r)  # B_pr r
         cvec = jnp.einsum("pqmn,m->pqn", B, r)  # B_pr^T r
         g = jnp.einsum("pqmm->pq", GB) - jnp.einsum("pqm,m->pq", b, r)
-        # r^T B_st G B_pr r = cvec_st . (G b_pr);  r^T B_pr G B_st r = cvec_pr . (G b_st)
+        # r^T B_st^T G B_pr r = b_st . (G b_pr);  r^T B_pr G B_st r = cvec_pr . (G b_st)
         Gbv = jnp.einsum("prab,b->pra", GB, r)
         H = (-jnp.einsum("stab,prba->prst", GB, GB)
-             + jnp.einsum("sta,pra->prst", cvec, Gbv)
+             + jnp.einsum("sta,pra->prst", b, Gbv)
              + jnp.einsum("pra,sta->prst", cvec, Gbv))
         return E, g, H
     phi = data

@@ -1,0 +1,78 @@
+"""`bayes-attn theory` (docs/theory.md §4, §8): scan file contents, GP baselines, strict mode."""
+
+import numpy as np
+import pytest
+import xarray as xr
+from conftest import random_task
+
+from bayes_attn.cli import main
+from bayes_attn.network import gp_predict_U
+from bayes_attn.tasks import save_bundle
+
+
+def _config(tmp_path, extra=""):
+    task = random_task(P=12, n0=4, heads=(2, 2), seed=5)
+    save_bundle(task, tmp_path / "b.npz")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"""
+[data]
+file = "b.npz"
+[network]
+width = [6, 40]
+temperature = [0.05, 0.2]
+{extra}""")
+    return task, cfg
+
+
+def test_theory_scan_file(tmp_path):
+    task, cfg = _config(tmp_path, '[theory]\ngp_subsets = { first = [[0], [0, 1]] }\n')
+    out = tmp_path / "t.nc"
+    assert main(["theory", str(cfg), "--out", str(out), "--no-progress", "--strict"]) == 0
+    ds = xr.open_dataset(out, engine="h5netcdf").load()
+    assert ds["U"].dims == ("width", "temperature", "path", "path_")
+    assert list(ds["path"].values) == task.path_labels
+    assert ds["U_2"].shape == (2, 2, 2, 2) and ds["U_a"].shape == (2, 2)
+    assert bool((ds["converged"] == 1).all()) and bool((ds["hessian_pd"] == 1).all())
+    assert float(ds["grad_norm"].max()) <= 1e-9
+    # predictor = GP regression with the stored U (theory.md §4.2), independent path
+    spec = task.spec(width=6, temperature=0.05)
+    U = ds["U"].isel(width=0, temperature=0).values
+    m, v = gp_predict_U(task.phi("train", spec), task.phi("test", spec), task.y_train, U, 0.05)
+    np.testing.assert_allclose(ds["predictor_mean"].isel(width=0, temperature=0), m, rtol=1e-10)
+    np.testing.assert_allclose(ds["predictor_var"].isel(width=0, temperature=0), v, rtol=1e-10)
+    acc = np.mean(np.sign(m) == task.y_test)
+    assert float(ds["accuracy"].isel(width=0, temperature=0)) == pytest.approx(acc)
+    # GP baseline: U = I (all sigma^2 = 1); subset "first" keeps paths (0,0), (0,1)
+    m_gp, _ = gp_predict_U(task.phi("train", spec), task.phi("test", spec), task.y_train, np.eye(4), 0.05)
+    np.testing.assert_allclose(ds["gp_mean"].sel(subset="all").isel(temperature=0), m_gp, rtol=1e-10)
+    phi_tr, phi_te = task.phi("train", spec), task.phi("test", spec)
+    sub_tr, sub_te = phi_tr[:, :, :2] * np.sqrt(2.0), phi_te[:, :, :2] * np.sqrt(2.0)
+    m_sub, _ = gp_predict_U(sub_tr, sub_te, task.y_train, np.eye(2), 0.05)
+    np.testing.assert_allclose(ds["gp_mean"].sel(subset="first").isel(temperature=0), m_sub, rtol=1e-10)
+    # larger width: closer to the GP value
+    d = np.abs(ds["U"].sel(temperature=0.05) - np.eye(4)).max(dim=("path", "path_")).values
+    assert d[1] < d[0]
+
+
+def test_theory_bad_input(tmp_path, capsys):
+    _, cfg = _config(tmp_path, '[theory]\ngp_subsets = { bad = [[7], [0]] }\n')
+    assert main(["theory", str(cfg), "--out", str(tmp_path / "t.nc"), "--no-progress"]) == 2
+    assert "theory.gp_subsets.bad" in capsys.readouterr().err
+
+
+def test_theory_strict_fails_on_ill_posed(tmp_path):
+    rng = np.random.default_rng(0)
+    from bayes_attn.network import HeadLayer
+    from bayes_attn.tasks import Task
+
+    P, n0 = 15, 6  # one path: rank K <= 6 < P, T -> 0
+    task = Task(rng.standard_normal((P, 1, n0)), np.sign(rng.standard_normal(P)),
+                rng.standard_normal((4, 1, n0)), np.ones(4),
+                (HeadLayer.w(rng.standard_normal((1, n0, n0))),))
+    save_bundle(task, tmp_path / "b.npz")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[data]\nfile = "b.npz"\n[network]\nwidth = 5\ntemperature = 1e-13\n'
+                   '[theory]\nmax_iter = 30\nwarm_start = false\n')
+    assert main(["theory", str(cfg), "--out", str(tmp_path / "t.nc"), "--no-progress", "--strict"]) == 1
+    ds = xr.open_dataset(tmp_path / "t.nc", engine="h5netcdf").load()
+    assert int(ds["converged"].sum() * ds["hessian_pd"].sum()) == 0
