@@ -14,7 +14,7 @@ import sys
 from .._errors import InputError
 
 #: subcommand modules, in help order
-COMMANDS = ["sample", "diagnose", "report", "potts"]
+COMMANDS = ["sample", "diagnose", "report", "potts", "theory", "compare"]
 
 
 class _Parser(argparse.ArgumentParser):
