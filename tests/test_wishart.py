@@ -1,0 +1,336 @@
+"""Wishart-chain sampler of the order parameters (docs/theory.md §5.2), tested against mathematics.
+
+* the Cholesky log-Jacobian against the determinant of ``jax.jacfwd``;
+* the prior log-density against the chain of scipy Wishart / chi-square densities;
+* the data term against the collapsed Gaussian marginal likelihood (§5.1);
+* NUTS on the prior chain against U_1 moments of Gaussian weight draws (§6 item 11);
+* zero-variance control variates against the exact prior mean ``E[U_1] = s_1 I``;
+* (slow) Wishart chain vs collapsed weight-space NUTS (and Gibbs) on the same posterior.
+"""
+
+import arviz as az
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import xarray as xr
+from scipy import stats
+
+from bayes_attn import InputError
+from bayes_attn.inference import SamplerConfig, predictor_statistics, sample
+from bayes_attn.inference._models import ModelData
+from bayes_attn.inference._wishart import (
+    WishartLayout,
+    build_wishart,
+    cholesky_factor,
+    cholesky_log_jacobian,
+    cholesky_theta,
+    log_density_fn,
+    prior_log_density,
+    tril_size,
+)
+from bayes_attn.inference._zero_variance import posterior_scores, zero_variance_mean
+from bayes_attn.network import NetworkSpec, gaussian_log_marginal, kernel_fn, order_parameters
+from bayes_attn.theory import gp_order_parameters
+from conftest import random_task
+
+
+def _random_spd(rng, p, scale=1.0):
+    A = rng.standard_normal((p, p))
+    return scale * (A @ A.T / p + 0.5 * np.eye(p))
+
+
+# ---- parametrisation -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("p", [1, 2, 3, 5])
+def test_cholesky_log_jacobian_matches_autodiff(p):
+    theta = jnp.asarray(np.random.default_rng(p).normal(scale=0.6, size=tril_size(p)))
+    rows, cols = np.triu_indices(p)
+
+    def upper(t):
+        L = cholesky_factor(t, p)
+        return (L @ L.T)[rows, cols]
+
+    J = jax.jacfwd(upper)(theta)
+    np.testing.assert_allclose(np.linalg.slogdet(J)[1], cholesky_log_jacobian(theta, p), rtol=1e-12)
+
+
+def test_cholesky_theta_inverts_factor():
+    rng = np.random.default_rng(3)
+    U = _random_spd(rng, 4)
+    L = cholesky_factor(cholesky_theta(jnp.asarray(U)), 4)
+    np.testing.assert_allclose(L @ L.T, U, atol=1e-13)
+    assert np.all(np.diag(L) > 0) and np.allclose(np.triu(L, 1), 0)
+
+
+SPEC3 = NetworkSpec(heads=(2, 3), n0=4, width=(7, 9, 5), variances=(1.0, 0.7, 1.3, 2.0))
+
+
+def test_unpack_log_jacobian_matches_autodiff():
+    """``xi -> (U_a, upper triangles of U_l)``: log|det J| of the whole map (incl. centring)."""
+    layout = WishartLayout.from_spec(SPEC3)
+    rng = np.random.default_rng(4)
+    xi = {k: jnp.asarray(rng.normal(scale=0.8, size=s)) for k, s in layout.site_shapes().items()}
+    names = layout.site_names
+    sizes = [int(np.prod(layout.site_shapes()[k])) for k in names]
+
+    def flat_map(v):
+        parts = np.cumsum([0] + sizes)
+        z = {k: (v[parts[i]:parts[i + 1]].reshape(layout.site_shapes()[k])) for i, k in enumerate(names)}
+        U_a, Us, _ = layout.unpack(z)
+        out = [jnp.atleast_1d(U_a)] + [U[np.triu_indices(U.shape[0])] for U in Us]
+        return jnp.concatenate(out)
+
+    v = jnp.concatenate([jnp.ravel(xi[k]) for k in names])
+    J = jax.jacfwd(flat_map)(v)
+    assert J.shape == (layout.dimension, layout.dimension) == (1 + 21 + 6, 28)
+    np.testing.assert_allclose(np.linalg.slogdet(J)[1], layout.unpack(xi)[2], rtol=1e-12)
+
+
+def test_pack_unpack_roundtrip_and_gp_centre():
+    layout = WishartLayout.from_spec(SPEC3)
+    rng = np.random.default_rng(5)
+    U_a, Us = 1.7, [_random_spd(rng, p) for p in layout.sizes]
+    U_a2, Us2, _ = layout.unpack(layout.pack(U_a, Us))
+    np.testing.assert_allclose(U_a2, U_a, rtol=1e-13)
+    for a, b in zip(Us, Us2):
+        np.testing.assert_allclose(a, b, atol=1e-13)
+    # xi = 0 is the no-data point U_l = s_l I (theory.md §4.6)
+    zero = {k: jnp.zeros(s) for k, s in layout.site_shapes().items()}
+    U_a0, Us0, _ = layout.unpack(zero)
+    ref_a, ref = gp_order_parameters(SPEC3)
+    np.testing.assert_allclose(U_a0, ref_a, rtol=1e-13)
+    for a, b in zip(Us0, ref):
+        np.testing.assert_allclose(a, b, atol=1e-13)
+
+
+# ---- log-density -----------------------------------------------------------------------------
+
+def _scipy_chain_logpdf(spec, U_a, Us):
+    """Chi-square x Wishart chain of theory.md §5.2 in U coordinates (independent reference)."""
+    N, s2 = spec.widths, spec.variances
+    out = stats.chi2(N[-1]).logpdf(N[-1] * U_a / s2[-1]) + np.log(N[-1] / s2[-1])
+    nxt = np.array([[U_a]])
+    for l in range(spec.n_layers, 0, -1):
+        Sig = s2[l] * np.kron(np.eye(spec.heads[l - 1]), nxt)
+        p = Sig.shape[0]
+        out += stats.wishart(df=N[l - 1], scale=Sig).logpdf(N[l - 1] * Us[l - 1]) + 0.5 * p * (p + 1) * np.log(N[l - 1])
+        nxt = Us[l - 1]
+    return out
+
+
+@pytest.mark.parametrize("spec", [
+    SPEC3,
+    NetworkSpec(heads=(3,), n0=2, width=(4, 6), variances=(1.0, 0.5, 1.5)),
+    NetworkSpec(heads=(2, 1, 2), n0=2, width=(4, 3, 2, 8), variances=(1.0, 1.2, 0.8, 0.9, 1.1)),
+])
+def test_prior_log_density_equals_scipy_wishart_chain(spec):
+    layout = WishartLayout.from_spec(spec)
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        U_a = float(rng.uniform(0.3, 3.0))
+        Us = [_random_spd(rng, p) for p in layout.sizes]
+        np.testing.assert_allclose(prior_log_density(layout, spec, U_a, Us), _scipy_chain_logpdf(spec, U_a, Us),
+                                   rtol=1e-10)
+
+
+def test_data_term_is_collapsed_marginal_likelihood():
+    task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=7)
+    spec = task.spec(width=5, temperature=0.3, variances=(1.0, 0.8, 1.2, 0.9))
+    layout = WishartLayout.from_spec(spec)
+    md = ModelData.from_task(task, spec)
+    k_train = kernel_fn(md.phi_train, md.phi_train)
+    with_data = log_density_fn(layout, spec, k_train, md.y)
+    prior = log_density_fn(layout, spec)
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        xi = {k: jnp.asarray(rng.normal(size=s)) for k, s in layout.site_shapes().items()}
+        U1 = layout.unpack(xi)[1][0]
+        expect = gaussian_log_marginal(k_train(U1), md.y, spec.temperature) + 0.5 * 6 * np.log(2 * np.pi)
+        np.testing.assert_allclose(with_data(xi) - prior(xi), expect, rtol=1e-12)
+
+
+def test_width_below_paths_is_an_input_error():
+    task = random_task(P=4, heads=(2, 2), seed=0)
+    with pytest.raises(InputError, match=r"network.width.*N_1 >= p_1 = 4.*nuts.*gibbs"):
+        build_wishart(task, task.spec(width=3), True)
+    with pytest.raises(InputError, match=r"N_2 >= p_2 = 2"):
+        build_wishart(task, task.spec(width=(4, 1, 5)), True)
+    build_wishart(task, task.spec(width=(4, 2, 1)), True)  # N_l = p_l is allowed
+
+
+def test_store_weights_is_rejected():
+    with pytest.raises(InputError, match="sampler.store_weights"):
+        SamplerConfig(kind="wishart", store_weights=True)
+
+
+# ---- the prior chain against weight draws (theory.md §6 item 11) ------------------------------
+
+PRIOR_SPEC_KW = dict(width=(16, 12, 10), variances=(1.0, 0.8, 1.3, 1.5))
+
+
+@pytest.fixture(scope="module")
+def prior_run():
+    """NUTS on the data-free chain (L=2, H=(2,2), unequal widths and variances)."""
+    task = random_task(P=4, Q=2, S=3, n0=3, heads=(2, 2), seed=9)
+    spec = task.spec(**PRIOR_SPEC_KW)
+    built = build_wishart(task, spec, True, data=False)
+    from bayes_attn.inference import run_nuts
+
+    cfg = SamplerConfig(kind="wishart", chains=2, warmup=500, draws=3000, seed=1, progress_bar=False,
+                        target_accept=0.95)
+    post, stats_ = run_nuts(built, cfg)
+    return task, spec, post, stats_
+
+
+def _weight_draws(spec, n, seed):
+    """U_a, U_2, U_1 from ``n`` Gaussian weight draws (theory.md §3, §4.3), vectorised."""
+    rng = np.random.default_rng(seed)
+    s = np.sqrt(spec.variances)
+    N1, N2, Na = spec.widths
+    V1 = jnp.asarray(s[1] * rng.standard_normal((n, 2, N2, N1)))
+    V2 = jnp.asarray(s[2] * rng.standard_normal((n, 2, Na, N2)))
+    a = jnp.asarray(s[3] * rng.standard_normal((n, Na)))
+    U_a, (U1, U2) = jax.vmap(lambda v1, v2, a_: order_parameters([v1, v2], a_))(V1, V2, a)
+    return np.asarray(U_a), np.asarray(U2), np.asarray(U1)
+
+
+def _moment_features(U_a, U2, U1):
+    iu = np.triu_indices(4)
+    u = U1[:, iu[0], iu[1]]  # 10 entries
+    feats = [u, u ** 2, u[:, [0, 1, 4, 7]] * u[:, [4, 2, 9, 3]], U2[:, [0, 0, 1], [0, 1, 1]], U_a[:, None],
+             (U_a[:, None] * u[:, [0, 4]])]
+    return np.concatenate(feats, axis=1)
+
+
+def test_prior_chain_matches_weight_space_moments(prior_run):
+    """First, second and mixed moments of U_1 (and U_2, U_a): NUTS on §5.2 vs Gaussian weights."""
+    _, spec, post, stats_ = prior_run
+    assert not stats_["diverging"].any()
+    f_chain = _moment_features(post["U_a"].reshape(-1), post["U_2"].reshape(-1, 2, 2), post["U"].reshape(-1, 4, 4))
+    f_chain = f_chain.reshape(post["U"].shape[0], post["U"].shape[1], -1)
+    da = xr.DataArray(f_chain, dims=["chain", "draw", "k"])
+    m_chain, se_chain = f_chain.mean(axis=(0, 1)), np.asarray(az.mcse(da))
+    assert np.all(np.asarray(az.rhat(da)) < 1.01)
+    f_w = _moment_features(*_weight_draws(spec, 20000, seed=10))
+    m_w, se_w = f_w.mean(axis=0), f_w.std(axis=0) / np.sqrt(f_w.shape[0])
+    z = (m_chain - m_w) / np.sqrt(se_chain ** 2 + se_w ** 2)
+    assert np.max(np.abs(z)) < 4.0, z
+
+
+def _zero_variance_check(task, spec, post, max_ratio):
+    ds = xr.Dataset({k: (("chain", "draw") + tuple(f"{k}_{i}" for i in range(v.ndim - 2)), v)
+                     for k, v in post.items()})
+    scores = posterior_scores(ds, task, spec, data=False)
+    np.testing.assert_allclose(scores.mean(axis=(0, 1)), 0.0, atol=6 * scores.std(axis=(0, 1)).max()
+                               / np.sqrt(scores.shape[1]))
+    ref_a, (ref1, _) = gp_order_parameters(spec)
+    for g, ref in ((post["U"], np.asarray(ref1)), (post["U_a"], float(ref_a))):
+        est = zero_variance_mean(g, scores)
+        z = (est["mean"] - ref) / est["mcse"]
+        assert np.max(np.abs(z)) < 4.0, z
+        z_plain = (est["mean_plain"] - ref) / est["mcse_plain"]
+        assert np.max(np.abs(z_plain)) < 4.0, z_plain
+        assert np.median(est["mcse"] / est["mcse_plain"]) < max_ratio
+
+
+def test_zero_variance_mean_recovers_exact_prior_mean(prior_run):
+    """E[U_1] = s_1 I and E[U_a] = sigma_a^2 exactly under the prior (theory.md §4.6, §5.2); small N."""
+    task, spec, post, _ = prior_run
+    _zero_variance_check(task, spec, post, max_ratio=1.05)
+
+
+def test_zero_variance_removes_the_leading_fluctuations_at_large_width():
+    """At N ~ 10^3 the posterior is nearly Gaussian in xi: the control variate removes most of
+    the O(N^-1/2) variance and its estimate still matches the exact prior mean."""
+    from bayes_attn.inference import run_nuts
+
+    task = random_task(P=4, Q=2, S=3, n0=3, heads=(2, 2), seed=9)
+    spec = task.spec(width=(2000, 1500, 1000), variances=PRIOR_SPEC_KW["variances"])
+    cfg = SamplerConfig(kind="wishart", chains=2, warmup=300, draws=1000, seed=2, progress_bar=False)
+    post, stats_ = run_nuts(build_wishart(task, spec, True, data=False), cfg)
+    assert not stats_["diverging"].any()
+    _zero_variance_check(task, spec, post, max_ratio=0.2)
+
+
+# ---- driver integration --------------------------------------------------------------------------
+
+def test_driver_runs_wishart_kind_and_stores_order_parameters():
+    task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=12)
+    spec = task.spec(width=6, temperature=0.2)
+    cfg = SamplerConfig(kind="wishart", chains=2, warmup=150, draws=150, seed=2, progress_bar=False)
+    dt = sample(task, spec, cfg)
+    post = dt["posterior"].ds
+    assert post["U"].dims == ("chain", "draw", "path", "path_")
+    assert post["U_2"].dims == ("chain", "draw", "U_2_row", "U_2_col")
+    assert post["U_a"].dims == ("chain", "draw")
+    assert post["f"].dims == post["f_var"].dims == ("chain", "draw", "test")
+    assert np.all(post["f_var"].values > 0) and np.all(post["U_a"].values > 0)
+    # U_1 draws are symmetric positive definite
+    assert np.all(np.linalg.eigvalsh(post["U"].values) > 0)
+    stats_ = predictor_statistics(dt)
+    assert stats_["mean"].shape == (3,) and np.all(stats_["var"] > 0)
+    assert dt.attrs["sampler"] == "wishart"
+
+
+# ---- three routes to the same posterior (theory.md §5.1-§5.2) ------------------------------------
+
+def _moments(dt):
+    """Per-quantity draws whose posterior means pin down predictor mean/variance and U."""
+    post = dt["posterior"].ds
+    f, fv, U = post["f"].values, post["f_var"].values, post["U"].values
+    iu = np.triu_indices(U.shape[-1])
+    return {"f": f, "f^2": f ** 2, "f_var": fv, "U": U[:, :, iu[0], iu[1]]}
+
+
+@pytest.mark.slow
+def test_three_routes_agree():
+    """Wishart-chain NUTS, collapsed weight-space NUTS and (when present) Gibbs sample the same
+    posterior: means of f, f^2, v_W and the entries of U_1 agree within 4.5 combined MCSE
+    (so do the predictor mean and variance ``E[v_W] + E[f^2] - E[f]^2``).  N = 6 >= p_1 = 4."""
+    from bayes_attn.inference import RUNNERS
+
+    task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=21)
+    spec = task.spec(width=6, temperature=0.1)
+    runs = {
+        "wishart": sample(task, spec, SamplerConfig(kind="wishart", chains=4, warmup=500, draws=2000, seed=3,
+                                                    progress_bar=False)),
+        "nuts": sample(task, spec, SamplerConfig(kind="nuts", collapsed=True, chains=4, warmup=1000, draws=2000,
+                                                 seed=4, progress_bar=False, target_accept=0.9)),
+    }
+    if "gibbs" in RUNNERS:
+        runs["gibbs"] = sample(task, spec, SamplerConfig(kind="gibbs", collapsed=True, chains=4, warmup=500,
+                                                         draws=4000, seed=5, progress_bar=False))
+    stats_ = {}
+    for name, dt in runs.items():
+        m = _moments(dt)
+        da = {k: xr.DataArray(v.reshape(v.shape[0], v.shape[1], -1), dims=["chain", "draw", "q"]) for k, v in m.items()}
+        assert max(float(np.max(np.asarray(az.rhat(d)))) for d in da.values()) < 1.01, name
+        stats_[name] = {k: (v.mean(axis=(0, 1)).ravel(), np.asarray(az.mcse(da[k]))) for k, v in m.items()}
+    ref = stats_["wishart"]
+    for name in stats_:
+        if name == "wishart":
+            continue
+        for k, (mean, se) in stats_[name].items():
+            z = (mean - ref[k][0]) / np.sqrt(se ** 2 + ref[k][1] ** 2)
+            assert np.max(np.abs(z)) < 4.5, (name, k, z)
+
+
+@pytest.mark.slow
+def test_posterior_mean_of_U_approaches_saddle_point():
+    """Laplace limit (theory.md §5.2): ``<U_1> - U*`` shrinks like 1/N (ratio over a 10x width step)."""
+    from bayes_attn.inference._zero_variance import zero_variance_statistics
+    from bayes_attn.theory import solve
+
+    task = random_task(P=8, Q=3, S=3, n0=3, heads=(2, 2), seed=22)
+    gaps = []
+    for N in (40, 400):
+        spec = task.spec(width=N, temperature=0.1)
+        dt = sample(task, spec, SamplerConfig(kind="wishart", chains=2, warmup=500, draws=3000, seed=6,
+                                              progress_bar=False))
+        zv = zero_variance_statistics(dt, task, spec, names=("U",))["U"]
+        U_star = np.asarray(solve(spec, task.phi("train", spec), task.y_train).U)
+        gap = np.abs(zv["mean"] - U_star).max()
+        assert gap > 5 * zv["mcse"].max()  # resolved, not Monte Carlo noise
+        gaps.append(gap)
+    assert 0.03 < gaps[1] / gaps[0] < 0.3, gaps
