@@ -18,8 +18,15 @@ from ._mala import run_mala
 from ._nuts import run_nuts
 from ._ula import run_ula
 from ._output import package_versions, predictor_statistics, read_run, to_datatree, write_run
+from ._wishart import WishartLayout, build_wishart
+from ._zero_variance import posterior_scores, zero_variance_mean, zero_variance_statistics
 
 __all__ = [
+    "build_wishart",
+    "WishartLayout",
+    "posterior_scores",
+    "zero_variance_mean",
+    "zero_variance_statistics",
     "SamplerConfig",
     "KINDS",
     "sample",
