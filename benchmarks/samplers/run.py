@@ -78,11 +78,15 @@ def main(argv=None) -> int:
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--n-test", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--table", action="store_true", help="print the results in --out as a markdown table")
     p.add_argument("--cell", nargs=2, metavar=("SAMPLER", "WIDTH"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.cell:
         print("RESULT " + json.dumps(run_cell(args.cell[0], int(args.cell[1]), args.chains, args.n_test,
                                                args.seed)))
+        return 0
+    if args.table:
+        print(table(json.loads(Path(args.out).read_text())["cells"]))
         return 0
     out = Path(args.out)
     results = json.loads(out.read_text())["cells"] if out.is_file() else []
@@ -115,6 +119,24 @@ def main(argv=None) -> int:
             _write(out, results, args)
     _write(out, results, args)
     return 0
+
+
+def table(cells: list) -> str:
+    """Markdown table of the benchmark cells (one row per sampler and width)."""
+    head = ("| width | sampler | status | wall s | CPU s | post-warm-up evals | min ESS bulk (f, U) | ESS/s | "
+            "max R-hat | peak RSS MB | ESS/s ÷ NUTS full | ESS/CPU-s ÷ NUTS full |")
+    rows = [head, "|" + "---|" * (head.count("|") - 1)]
+    fmt = lambda v, f="{:.3g}": "–" if v is None else f.format(v)  # noqa: E731
+    for c in sorted(cells, key=lambda c: (c["width"], list(SAMPLERS).index(c["sampler"]))):
+        evals = c.get("n_grad_evals", c.get("n_gram_evals"))
+        kind = "grad" if "n_grad_evals" in c else ("Gram" if "n_gram_evals" in c else "")
+        status = c["status"] if c["status"] != "timeout" else f"timeout ({c.get('progress', 'n/a')})"
+        rows.append(f"| {c['width']} | {c['sampler']} | {status} | {fmt(c.get('wall_s'), '{:.0f}')} | "
+                    f"{fmt(c.get('cpu_s'), '{:.0f}')} | {fmt(evals, '{:d}')} {kind} | {fmt(c.get('ess_bulk_min'))} | "
+                    f"{fmt(c.get('ess_per_s'))} | {fmt(c.get('rhat_max'), '{:.3f}')} | "
+                    f"{fmt(c.get('peak_rss_mb'), '{:.0f}')} | {fmt(c.get('ratio_to_nuts_full'))} | "
+                    f"{fmt(c.get('cpu_ratio_to_nuts_full'))} |")
+    return "\n".join(rows)
 
 
 def _write(out: Path, results: list, args) -> None:
