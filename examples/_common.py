@@ -106,7 +106,8 @@ def savefig(fig, name):
 DIGITS_SETS = ("val", "test", "novel", "ood_noise", "ood_transpose")
 
 
-def digits_gd(width=128, steps=3000, eval_every=100, patience=8, P=600, n_eval=1000, seed=0, retrain=False):
+def digits_gd(width=128, steps=3000, eval_every=100, patience=8, P=600, n_eval=1000, seed=0, retrain=False,
+              batch=128):
     """Digits episode sets and the GD network (trained once, cached in ``$RUN_DIR/digits/gd.npz``)."""
     import time
 
@@ -121,7 +122,8 @@ def digits_gd(width=128, steps=3000, eval_every=100, patience=8, P=600, n_eval=1
         info = load_json(RUN_DIR / "digits" / "gd.json", {})
         print(f"loaded {path}")
     else:
-        cfg = gd.GDConfig(width=width, steps=steps, eval_every=eval_every, patience=patience, seed=seed)
+        cfg = gd.GDConfig(width=width, steps=steps, eval_every=min(eval_every, steps), patience=patience, seed=seed,
+                          batch=batch)
         t0 = time.time()
         res = gd.train(cfg, lambda s: src.episodes("train", cfg.batch, 100_000 + s, balanced=False),
                        sets["val"], src.n0)

@@ -27,7 +27,12 @@ def main(argv=None):
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--draws", type=int, default=300)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
+    gd_kw = {}
+    if args.smoke:
+        args.widths, args.temps, args.gd_width, args.gd_steps, args.P, args.n_eval = [16, 100], [0.1, 0.5], 8, 10, 20, 20
+        args.sample_widths, args.chains, args.warmup, args.draws, gd_kw = [16], 2, 20, 20, dict(batch=16)
 
     from bayes_attn.inference import request_host_devices
 
@@ -41,7 +46,8 @@ def main(argv=None):
     from bayes_attn.inference import SamplerConfig, predictor_statistics, sample, write_run
 
     t0 = time.time()
-    src, sets, params, info = digits_gd(width=args.gd_width, steps=args.gd_steps, P=args.P, n_eval=args.n_eval)
+    src, sets, params, info = digits_gd(width=args.gd_width, steps=args.gd_steps, P=args.P, n_eval=args.n_eval,
+                                         **gd_kw)
     tasks = digits_tasks(src, sets, params)
     gd_acc = {name: gd.accuracy(params, *sets[name]) for name in DIGITS_SETS if name in sets}
     print(f"GD network ({time.time() - t0:.0f} s): " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in gd_acc.items()))

@@ -24,12 +24,16 @@ def main(argv=None):
     ap.add_argument("--width", type=int, default=10)
     ap.add_argument("--eval-set", default="test", choices=("test", "novel", "val"))
     ap.add_argument("--n-random", type=int, default=20)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
+    gd_kw = dict(width=8, steps=10, P=20, n_eval=20, batch=16) if args.smoke else {}
+    if args.smoke:
+        args.n_random = 3
     from _common import FIG_DIR, RUN_DIR, digits_gd, digits_tasks, load_json, save_json, savefig, solve_theory
     from bayes_attn import gd
     from bayes_attn.theory import head_scores
 
-    src, sets, params, _ = digits_gd()
+    src, sets, params, _ = digits_gd(**gd_kw)
     tasks = digits_tasks(src, sets, params)
     res = load_json(RUN_DIR / "digits" / "results.json", {})
     T = dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.5)

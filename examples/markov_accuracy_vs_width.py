@@ -31,6 +31,7 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     ap.add_argument("--config", help="TOML file whose [experiment] table sets these options (keys as above, "
                                      "'-' -> '_'); command-line options given explicitly still win")
     args = ap.parse_args(argv)
@@ -44,6 +45,10 @@ def main(argv=None):
             ap.error(f"experiment.{unknown[0]}: unknown key in {args.config}")
         ap.set_defaults(**table)
         args = ap.parse_args(argv)
+    n_test = n_val = 1000
+    if args.smoke:
+        args.P, args.widths, args.temps, args.sample_widths = 10, [10, 100], [0.01, 0.1], [10]
+        args.chains, args.warmup, args.draws, n_test, n_val = 2, 30, 30, 8, 8
 
     from bayes_attn.inference import request_host_devices
 
@@ -58,7 +63,7 @@ def main(argv=None):
     out = RUN_DIR / f"markov{args.paths}"
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    task, val = markov_sets(args.paths, P=args.P)
+    task, val = markov_sets(args.paths, P=args.P, n_test=n_test, n_val=n_val)
     print(f"data ready ({time.time() - t0:.0f} s): paths {task.path_labels}")
 
     # ---- theory over width x temperature ------------------------------------------------------
@@ -88,7 +93,7 @@ def main(argv=None):
         subsets["GP good + denoising"] = "good+denoising"
     gp_acc_T = {}
     for label, paths in subsets.items():
-        t_sub, v_sub = (task, val) if paths == args.paths else markov_sets(paths, P=args.P)
+        t_sub, v_sub = (task, val) if paths == args.paths else markov_sets(paths, P=args.P, n_test=n_test, n_val=n_val)
         scores, tests = {}, {}
         for temp in T:
             spec = t_sub.spec(width=W[0], temperature=temp, readout="last")

@@ -28,16 +28,20 @@ def main(argv=None):
     ap.add_argument("--width", type=int, default=10)
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--paths", type=int, default=4, choices=(4, 2))
+    ap.add_argument("--temperature", type=float, help="T (default: the validation-selected one, else 0.01)")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
+    sizes = dict(P=20, n_test=8, n_val=8) if args.smoke else {}
     from _common import FIG_DIR, RUN_DIR, gp_U, load_json, markov_sets, save_json, savefig, solve_theory
     from bayes_attn.network import renormalized_kernel
 
-    task, _ = markov_sets(args.paths)
+    task, _ = markov_sets(args.paths, **sizes)
     res = load_json(RUN_DIR / f"markov{args.paths}" / "results.json", {})
-    T = dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.01)
+    T = args.temperature or dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.01)
     spec = task.spec(width=args.width, temperature=T, readout="last")
     phi = task.phi("train", spec)
     y = task.y_train
+    args.top = min(args.top, task.n_train)
     a_gp = alignment(renormalized_kernel(phi, phi, gp_U(spec)), y, args.top)
     a_u = alignment(renormalized_kernel(phi, phi, solve_theory(spec, task).U), y, args.top)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))

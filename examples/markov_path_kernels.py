@@ -27,16 +27,20 @@ def contrast(K, y):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--width", type=int, default=10)
+    ap.add_argument("--temperature", type=float, help="T (default: the validation-selected one, else 0.01)")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
+    sizes = dict(P=20, n_test=8, n_val=8) if args.smoke else {}
     from _common import FIG_DIR, RUN_DIR, gp_U, load_json, markov_sets, save_json, savefig, short_labels, solve_theory
     from bayes_attn.network import path_kernel_blocks, renormalized_kernel
 
-    task, _ = markov_sets(4)
+    task, _ = markov_sets(4, **sizes)
     res = load_json(RUN_DIR / "markov4" / "results.json", {})
-    T = dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.01)
+    T = args.temperature or dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.01)
     spec = task.spec(width=args.width, temperature=T, readout="last")
     phi = task.phi("train", spec)
-    idx = np.r_[0:25, 75:100]
+    b = min(25, task.n_train // 4)  # paper: 0-24 (y=+1) and 75-99 (y=-1) of P=100
+    idx = np.r_[0:b, task.n_train - b:task.n_train]
     y = task.y_train[idx]
     ph = phi[idx]
     n_pi = phi.shape[2]
@@ -54,11 +58,11 @@ def main(argv=None):
         ax.imshow(K, cmap="RdBu_r", vmin=-v, vmax=v)
         out["class_contrast"][name] = contrast(K, y)
         ax.set_title(f"{name}  (contrast {out['class_contrast'][name]:.2f})", fontsize=8)
-        ax.axhline(24.5, color="k", lw=0.5)
-        ax.axvline(24.5, color="k", lw=0.5)
+        ax.axhline(b - 0.5, color="k", lw=0.5)
+        ax.axvline(b - 0.5, color="k", lw=0.5)
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.suptitle("training examples 0-24 (y=+1) and 75-99 (y=-1)", fontsize=9)
+    fig.suptitle(f"training examples 0-{b - 1} (y=+1) and {task.n_train - b}-{task.n_train - 1} (y=-1)", fontsize=9)
     fig.tight_layout()
     savefig(fig, "markov4_path_kernels.png")
     save_json(out, FIG_DIR / "markov4_path_kernels.json")

@@ -20,19 +20,22 @@ import numpy as np  # noqa: E402
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--widths", type=int, nargs="+", default=[10, 100, 1000])
+    ap.add_argument("--temperature", type=float, help="T (default: the validation-selected one, else 0.01)")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
+    sizes = dict(P=20, n_test=8, n_val=8) if args.smoke else {}
     from _common import FIG_DIR, RUN_DIR, load_json, markov_sets, reorder, save_json, savefig, short_labels, \
         solve_theory
     from bayes_attn.inference import predictor_statistics, read_run
 
-    task, _ = markov_sets(4)
+    task, _ = markov_sets(4, **sizes)
     labels = short_labels(task)
     res = load_json(RUN_DIR / "markov4" / "results.json", {})
     sel_T = dict(zip(res.get("widths", []), res.get("selected_T", [])))
     fig, axes = plt.subplots(2, len(args.widths), figsize=(3.2 * len(args.widths), 6.0), squeeze=False)
     out = {}
     for k, N in enumerate(args.widths):
-        T = sel_T.get(N, 0.01)
+        T = args.temperature or sel_T.get(N, 0.01)
         spec = task.spec(width=N, temperature=T, readout="last")
         U_th, lab = reorder(np.asarray(solve_theory(spec, task).U), labels)
         run = RUN_DIR / "markov4" / f"N{N:05d}.nc"
