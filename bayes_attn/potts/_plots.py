@@ -18,6 +18,7 @@ def replica_curves(teacher: Teacher, alphas, lams=None, *, sites: int = 10, reps
     require(all(a > 0 for a in alphas), "alphas", "must be > 0")
     grid = np.unique(np.concatenate([np.linspace(0.1, 5.0, n_grid), [1.0 - 1e-3, 1.0 + 1e-3]]))
     per_site = [teacher.site(i) for i in range(sites)]
+    eigs = [np.linalg.eigh(S) for S, _, _ in per_site]
     out = {"alpha_grid": grid, "alphas": np.asarray(alphas, float), "lams": np.asarray(lams, float),
            "L": teacher.L, "sites": sites, "reps": reps}
     labels = [f"{lam:g}" for lam in lams] + ["opt"]
@@ -28,12 +29,12 @@ def replica_curves(teacher: Teacher, alphas, lams=None, *, sites: int = 10, reps
         M = max(int(round(a * p)), 1)
         for k, lam in enumerate(lams + [None]):
             vals = []
-            for S, w, s2 in per_site:
-                lm = lambda_opt(S, w, s2, M) if lam is None else lam
+            for (S, w, s2), eg in zip(per_site, eigs):
                 if lam is None and g % 6:      # optimal lambda: a coarser grid (scalar search per point)
                     break
+                lm = lambda_opt(S, w, s2, M, eig=eg) if lam is None else lam
                 try:
-                    r = ridge_theory(S, w, s2, M, lm)
+                    r = ridge_theory(S, w, s2, M, lm, eg)
                 except ValueError:
                     break
                 vals.append((r["rel_coupling_error"], r["test_mse"]))
@@ -42,7 +43,8 @@ def replica_curves(teacher: Teacher, alphas, lams=None, *, sites: int = 10, reps
     for j, a in enumerate(alphas):
         M = max(int(round(a * p)), 1)
         for k, lam in enumerate(lams + [None]):
-            lm = float(np.mean([lambda_opt(S, w, s2, M) for S, w, s2 in per_site])) if lam is None else lam
+            lm = (float(np.mean([lambda_opt(S, w, s2, M, eig=eg) for (S, w, s2), eg in zip(per_site, eigs)]))
+                  if lam is None else lam)
             r = simulate_ridge(teacher, range(sites), M, lm, reps, seed=seed + j)
             sim[k, j] = (r["rel_coupling_error"], r["rel_coupling_error_se"], r["test_mse"], r["test_mse_se"])
             sim_th[k, j] = (r["theory_rel_coupling_error"], r["theory_test_mse"])

@@ -67,12 +67,13 @@ def kappa(eigs, M: int, lam: float) -> float:
     return float(np.exp(brentq(f, lo, hi, xtol=1e-14, rtol=1e-13, maxiter=500)))
 
 
-def ridge_theory(Sigma, w, sigma2: float, M: int, lam: float) -> dict:
+def ridge_theory(Sigma, w, sigma2: float, M: int, lam: float, eig=None) -> dict:
     """Deterministic-equivalent test MSE and coupling error of per-site ridge (§9.2).
 
     E_test = (sigma^2 + b_pred) / (1 - df2/M);
-    E||A - w*||^2 = b_par + tr[Sigma (Sigma + kappa)^-2] / M * E_test."""
-    ev, Q = np.linalg.eigh(Sigma)
+    E||A - w*||^2 = b_par + tr[Sigma (Sigma + kappa)^-2] / M * E_test.
+    ``eig``: optional precomputed ``np.linalg.eigh(Sigma)`` (reused across M and lambda)."""
+    ev, Q = np.linalg.eigh(Sigma) if eig is None else eig
     wt = Q.T @ w
     k = kappa(ev, M, lam)
     df2 = np.sum(ev ** 2 / (ev + k) ** 2)
@@ -92,9 +93,10 @@ def isotropic_coupling_error(alpha: float, r: float, sigma2: float) -> float:
     return sigma2 / (alpha - 1) if alpha > 1 else r * (1 - alpha) + sigma2 * alpha / (1 - alpha)
 
 
-def lambda_opt(Sigma, w, sigma2: float, M: int, bounds=(-8.0, 2.0)) -> float:
+def lambda_opt(Sigma, w, sigma2: float, M: int, bounds=(-8.0, 2.0), eig=None) -> float:
     """argmin over lambda of E_test (scalar search on log10 lambda) (§9.2)."""
-    f = lambda ll: ridge_theory(Sigma, w, sigma2, M, 10.0 ** ll)["test_mse"]  # noqa: E731
+    eig = np.linalg.eigh(Sigma) if eig is None else eig
+    f = lambda ll: ridge_theory(Sigma, w, sigma2, M, 10.0 ** ll, eig)["test_mse"]  # noqa: E731
     r = minimize_scalar(f, bounds=bounds, method="bounded", options={"xatol": 1e-4})
     return float(10.0 ** r.x)
 
