@@ -6,6 +6,8 @@ Matches each run to the theory at the same widths and temperature and writes
 
 from __future__ import annotations
 
+import sys
+
 
 def register(sub) -> None:
     p = sub.add_parser("compare", help="compare sampled runs with the theory (table + PNG plots)")
@@ -57,4 +59,5 @@ def run(args) -> int:
     print(f"wrote {out / 'compare.txt'}, {out / 'compare.json'}, " + ", ".join(p.name for p in paths))
     if not all(r["converged"] for r in rows):
         print("warning: some matched theory entries did not converge (see the theory file's status)")
+    sys.stdout.flush()
     return 0

@@ -94,4 +94,5 @@ def run(args) -> int:
         accs = ", ".join(f"N={int(w)}: {100 * a:.1f}%" for w, a in zip(row["width"].values, row["accuracy"].values))
         gp = 100 * float(row["gp_accuracy"].sel(subset="all"))
         print(f"  T={T:g}: accuracy {accs}; GP {gp:.1f}%")
+    sys.stdout.flush()
     return 1 if (args.strict and not ok) else 0
