@@ -33,6 +33,8 @@ def main(argv=None):
     ap.add_argument("--fit-min", type=int, default=100, help="smallest N in the slope fit")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
+    ap.add_argument("--from-json", nargs="+", default=None,
+                    help="no sampling: merge the rows of earlier runs' JSON files (e.g. widths run in parallel), fit, plot")
     args = ap.parse_args(argv)
     if args.smoke:
         args.widths, args.chains, args.warmup, args.draws, args.n_test = [30, 1000], 2, 100, 100, 10
@@ -55,8 +57,14 @@ def main(argv=None):
     from bayes_attn.theory import predict, solve
 
     P = 20 if args.smoke else 100
-    task = markov_task(P=P, n_test=args.n_test, paths=4)
     rows = []
+    if args.from_json:
+        for path in args.from_json:
+            with open(path) as fh:
+                rows += json.load(fh)["rows"]
+        args.widths = []
+    else:
+        task = markov_task(P=P, n_test=args.n_test, paths=4)
     U_prev = None
     for N in sorted(args.widths, reverse=True):  # warm-start the theory from the larger width
         spec = task.spec(width=N, temperature=0.01, readout="last")
@@ -111,7 +119,8 @@ def main(argv=None):
     fig.savefig(out_dir / "finite_size_scaling.png", dpi=150)
     with open(out_dir / "finite_size_scaling.json", "w") as fh:
         json.dump({"slope": float(slope), "fit_min": args.fit_min, "P": P, "T": 0.01, "rows": rows,
-                   "chains": args.chains, "warmup": args.warmup, "draws": args.draws}, fh, indent=1)
+                   "chains": args.chains, "warmup": args.warmup, "draws": args.draws,
+                   "n_test": args.n_test}, fh, indent=1)
     print(f"wrote {out_dir / 'finite_size_scaling.png'}")
 
 
