@@ -61,6 +61,8 @@ def test_resume_gives_the_same_draws(tmp_path, kind, stop):
     assert ck.is_file()
     with pytest.raises(InputError, match="resume"):  # a different seed must not reuse it
         sample(task, spec, SamplerConfig(**{**vars(cfg), "seed": 8}), checkpoint=ck, resume=True)
+    with pytest.raises(InputError, match="resume"):  # nor a different data set
+        sample(random_task(P=5, Q=3, S=3, n0=3, heads=(2, 2), seed=12), spec, cfg, checkpoint=ck, resume=True)
     out = sample(task, spec, cfg, checkpoint=ck, resume=True)
     _same(ref, out)
     post, st = out["posterior"].ds, out["sample_stats"].ds

@@ -135,12 +135,13 @@ def run_program(program: Program, derived: Callable, cfg: SamplerConfig, *, fp: 
         return mapper(fn)
 
     end_fn = mapper(lambda carry, key, _: program.end_warmup(key, carry))
-    carry = jax.jit(jax.vmap(program.init))(init_keys)
     ck = Path(checkpoint) if checkpoint is not None else None
     t_warm, kept, ended, post, stats = 0, 0, False, {}, {}
-    if resume and ck is not None and ck.is_file():
-        meta, carry, post, stats = _load(ck, carry, fp)
+    if resume and ck is not None and ck.is_file():  # the carry's structure without running init
+        meta, carry, post, stats = _load(ck, jax.eval_shape(jax.vmap(program.init), init_keys), fp)
         t_warm, kept, ended = meta["t_warm"], meta["kept"], meta["ended"]
+    else:
+        carry = jax.jit(jax.vmap(program.init))(init_keys)
 
     bar = tqdm(total=W + n_keep * thin, initial=t_warm + kept * thin, disable=not cfg.progress_bar,
                desc=f"{cfg.kind} warmup" if t_warm < W else f"{cfg.kind} sample", dynamic_ncols=True)
