@@ -32,6 +32,8 @@ def main(argv=None):
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse $RUN_DIR/markov{paths}/theory.nc and run files already there (same widths/T grid)")
     ap.add_argument("--config", help="TOML file whose [experiment] table sets these options (keys as above, "
                                      "'-' -> '_'); command-line options given explicitly still win")
     args = ap.parse_args(argv)
@@ -58,7 +60,7 @@ def main(argv=None):
     from _common import FIG_DIR, RUN_DIR, gp_U, markov_sets, mse, predict, save_json, savefig, select, solve_theory
     from bayes_attn.diagnostics import summarize
     from bayes_attn.diagnostics._report_plots import accuracy_vs_width
-    from bayes_attn.inference import SamplerConfig, predictor_statistics, sample, write_run
+    from bayes_attn.inference import SamplerConfig, predictor_statistics, read_run, sample, write_run
 
     out = RUN_DIR / f"markov{args.paths}"
     out.mkdir(parents=True, exist_ok=True)
@@ -73,7 +75,16 @@ def main(argv=None):
     Us = np.zeros((len(W), len(T), len(task.path_labels), len(task.path_labels)))
     means = np.zeros((len(W), len(T), task.n_test))
     status = np.zeros((len(W), len(T)), dtype=bool)
-    for j, temp in enumerate(T):
+    reuse = args.reuse and (out / "theory.nc").is_file()
+    if reuse:
+        old = xr.load_dataset(out / "theory.nc", engine="h5netcdf")
+        assert list(old.width.values) == W and np.allclose(old.temperature.values, T), "grid differs from theory.nc"
+        acc, vacc, Us = old["accuracy"].values, old["val_accuracy"].values, old["U"].values
+        means, status = old["predictor_mean"].values, old["solver_ok"].values.astype(bool)
+        # files written before val_mse was stored: ties go to the smaller T
+        vmse = old["val_mse"].values if "val_mse" in old else np.zeros_like(acc)
+        print(f"reusing {out / 'theory.nc'}")
+    for j, temp in enumerate([] if reuse else T):
         init = None
         for i, N in reversed(list(enumerate(W))):  # warm start from the neighbouring larger N
             spec = task.spec(width=N, temperature=temp, readout="last")
@@ -111,11 +122,12 @@ def main(argv=None):
         {"U": (("width", "temperature", "path", "path_"), Us),
          "predictor_mean": (("width", "temperature", "test"), means),
          "accuracy": (("width", "temperature"), acc), "val_accuracy": (("width", "temperature"), vacc),
-         "solver_ok": (("width", "temperature"), status.astype(int))}
+         "solver_ok": (("width", "temperature"), status.astype(int)), "val_mse": (("width", "temperature"), vmse)}
         | {"gp_accuracy_" + k.split("GP ")[1].replace(" + ", "_").replace(" ", "_"): (("temperature",), v)
            for k, v in gp_acc_T.items()},
         coords={"width": W, "temperature": T, "path": task.path_labels, "path_": task.path_labels})
-    ds.to_netcdf(out / "theory.nc", engine="h5netcdf")
+    if not reuse:
+        ds.to_netcdf(out / "theory.nc", engine="h5netcdf")
 
     # ---- sampling at the selected T ----------------------------------------------------------------
     sampled = {}
@@ -126,9 +138,14 @@ def main(argv=None):
         cfg = SamplerConfig(kind="wishart", chains=args.chains, warmup=args.warmup, draws=args.draws,
                             seed=args.seed, progress_bar=False)
         ts = time.time()
-        dt = sample(task, spec, cfg, config_text=f"# examples/markov_accuracy_vs_width.py --paths {args.paths}\n"
-                    f"# wishart sampler, width {N}, T {temp} (validation-selected)\n")
-        write_run(dt, out / f"N{N:05d}.nc")
+        run_file = out / f"N{N:05d}.nc"
+        dt = read_run(run_file) if args.reuse and run_file.is_file() else None
+        if dt is not None and abs(float(dt.attrs["temperature"]) - temp) > 1e-12:
+            dt = None
+        if dt is None:
+            dt = sample(task, spec, cfg, config_text=f"# examples/markov_accuracy_vs_width.py --paths {args.paths}\n"
+                        f"# wishart sampler, width {N}, T {temp} (validation-selected)\n")
+            write_run(dt, run_file)
         st = predictor_statistics(dt)
         rep = summarize(dt)
         f = dt["posterior"].ds["f"].values
