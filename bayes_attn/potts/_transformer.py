@@ -111,7 +111,8 @@ def fit_transformer(key, s_train, s_val, cfg: TransformerConfig, progress: bool 
     C = cfg.C
     k0, key = jax.random.split(key)
     params = init_transformer(k0, cfg)
-    sched = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, cfg.warmup, cfg.steps, cfg.lr * 0.01)
+    warm = min(cfg.warmup, cfg.steps // 2)            # short runs: warm-up at most half of the steps
+    sched = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, warm, cfg.steps, cfg.lr * 0.01)
     opt = optax.adamw(sched, weight_decay=cfg.weight_decay)
 
     def loss(p, sb, pos):
