@@ -92,7 +92,8 @@ def predictor_statistics(dt: xr.DataTree) -> dict[str, np.ndarray]:
     """Posterior predictor mean and variance of ``f`` on the test inputs, and ``U``.
 
     ``Var f = E[f_var] + Var[f]`` when the draws are Rao–Blackwellised (theory.md §5.1),
-    else ``Var[f]``.  Also returns the accuracy of the sign of the mean.
+    else ``Var[f]``.  With test labels, also the metrics of theory.md §3 (accuracy of the sign of
+    the mean, bias, variance, generalisation error, probabilistic accuracy).
     """
     post = dt["posterior"].ds
     f = post["f"].values.reshape(-1, post.sizes["test"])
@@ -102,9 +103,7 @@ def predictor_statistics(dt: xr.DataTree) -> dict[str, np.ndarray]:
         var = var + post["f_var"].values.reshape(-1, post.sizes["test"]).mean(axis=0)
     out = {"mean": mean, "var": var, "U": post["U"].values.reshape(-1, *post["U"].shape[2:]).mean(axis=0)}
     if "constant_data" in dt.children and "y_test" in dt["constant_data"].ds:
-        y = dt["constant_data"].ds["y_test"].values
-        out["accuracy"] = float(np.mean(np.sign(mean) == y))
-        out["bias"] = float(np.mean((mean - y) ** 2))
-        out["variance"] = float(np.mean(var))
-        out["gen_error"] = out["bias"] + out["variance"]
+        from ..theory import predictor_metrics  # one definition of the metrics of theory.md §3
+
+        out.update(predictor_metrics(mean, var, dt["constant_data"].ds["y_test"].values))
     return out
