@@ -18,24 +18,9 @@ def register(sub) -> None:
 
 
 def _read_theory(path):
-    from pathlib import Path
+    from ..theory import read_theory
 
-    import xarray as xr
-
-    from .._errors import InputError
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"theory: cannot read {str(p)!r} (no such file)")
-    try:
-        with xr.open_dataset(p, engine="h5netcdf") as ds:
-            ds = ds.load()
-    except Exception as exc:
-        raise InputError(f"theory: cannot read {str(p)!r} as netCDF ({type(exc).__name__})") from None
-    for key in ("U", "predictor_mean", "accuracy", "widths", "y_test"):
-        if key not in ds:
-            raise InputError(f"theory: {str(p)!r} has no variable {key!r} (not written by `bayes-attn theory`?)")
-    return ds
+    return read_theory(path, required=("U", "predictor_mean", "accuracy", "widths", "y_test"))
 
 
 def run(args) -> int:

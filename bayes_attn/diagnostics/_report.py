@@ -59,19 +59,10 @@ def load_runs(path) -> list[tuple[str, xr.DataTree]]:
 
 
 def load_theory(path) -> xr.Dataset:
-    """A theory file as one Dataset (root group of a DataTree file, or a flat netCDF)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"theory: cannot read {str(p)!r} (no such file)")
-    try:
-        with xr.open_datatree(p, engine="h5netcdf") as dt:
-            dt = dt.load()
-        ds = dt.to_dataset()
-        for child in dt.children.values():  # flatten one level of groups
-            ds = ds.merge(child.to_dataset(), compat="override", join="outer")
-    except Exception as exc:
-        raise InputError(f"theory: cannot read {str(p)!r} as netCDF ({type(exc).__name__})") from None
-    return ds
+    """A theory file written by ``bayes-attn theory`` (see :func:`bayes_attn.theory.read_theory`)."""
+    from ..theory import read_theory
+
+    return read_theory(path)
 
 
 def _attr(dt, key, default=None):

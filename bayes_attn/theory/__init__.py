@@ -21,6 +21,7 @@ from ._action import (
 from ._equations import energy_derivatives, energy_gradient, kernel_data, kernel_of, u1_fixed_point, u_l_root
 from ._heads import SCORE_VARIANTS, head_scores, silence
 from ._kernels import Kernels, kernels, path_kernels
+from ._scan import read_theory, scan, scan_ok
 from ._predictor import gp_overlap, gp_predict, predict, subset_paths, subset_phi, predictor_metrics
 from ._reference import ReferenceResult, reference_solve
 from ._solver import Solution, SolverStatus, TheoryWarning, solve
@@ -58,4 +59,7 @@ __all__ = [
     "head_scores",
     "silence",
     "SCORE_VARIANTS",
+    "scan",
+    "scan_ok",
+    "read_theory",
 ]

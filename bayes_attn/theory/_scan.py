@@ -141,4 +141,29 @@ def scan_ok(ds: xr.Dataset) -> bool:
     return bool(np.all(ds["converged"].values == 1) and np.all(ds["hessian_pd"].values == 1))
 
 
-__all__ = ["scan", "scan_ok", "METRICS"]
+__all__ = ["scan", "scan_ok", "read_theory", "METRICS"]
+
+
+def read_theory(path, required=("U", "predictor_mean", "accuracy")) -> xr.Dataset:
+    """Open a theory file written by ``bayes-attn theory`` (loaded, file closed).
+
+    Raises ``InputError`` naming the file when it is missing, not netCDF, or lacks one of
+    the ``required`` variables.
+    """
+    from pathlib import Path
+
+    from .._errors import InputError
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"theory: cannot read {str(p)!r} (no such file)")
+    try:
+        with xr.open_dataset(p, engine="h5netcdf") as ds:
+            ds = ds.load()
+    except Exception as exc:
+        raise InputError(f"theory: cannot read {str(p)!r} as netCDF ({type(exc).__name__})") from None
+    for key in required:
+        if key not in ds:
+            raise InputError(f"theory: {str(p)!r} has no variable {key!r} (not written by `bayes-attn theory`?)")
+    return ds
+
