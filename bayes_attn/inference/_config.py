@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._errors import nonnegative_int, one_of, positive, require
+from ._devices import CHAIN_METHODS
 
 #: sampler kinds understood by :func:`bayes_attn.inference.sample`
 KINDS = ("nuts", "mala", "ula", "gibbs", "wishart")
@@ -28,6 +29,12 @@ class SamplerConfig:
       Hessian at the initial point (power iteration).
     * ``ula_step_factor``: ULA step-size rule ``h = ula_step_factor / lambda_max`` with
       ``lambda_max`` the largest Hessian eigenvalue of the potential at the end of warm-up.
+    * ``dense_mass`` (NUTS and wishart): adapt a dense mass matrix; ``None`` = true for
+      ``wishart`` (halves the leapfrog steps per draw at N = 1000, docs/wishart.md), false
+      for the weight-space models (their dimension grows like N^2).
+    * ``chain_method`` (NUTS and wishart): ``"auto"`` (vectorized on CPU, ``pmap`` on
+      accelerators), ``"vectorized"``, ``"parallel"`` or ``"sequential"``; see
+      :func:`bayes_attn.inference.chain_method`.
     * ``checkpoint_every``: stored draws per chunk (the checkpoint / progress granularity of
       the chunked samplers ``mala``, ``ula``, ``gibbs``).
     """
@@ -43,13 +50,17 @@ class SamplerConfig:
     progress_bar: bool = True
     target_accept: float | None = None
     max_tree_depth: int = 10
-    dense_mass: bool = False
+    dense_mass: bool | None = None
     step_size: float | None = None
     ula_step_factor: float = 0.1
     checkpoint_every: int = 100
+    chain_method: str = "auto"
 
     def __post_init__(self):
         one_of(self.kind, KINDS, "sampler.kind")
+        one_of(self.chain_method, CHAIN_METHODS, "sampler.chain_method")
+        if self.dense_mass is None:  # wishart: 14-150 correlated dimensions, a dense metric pays
+            object.__setattr__(self, "dense_mass", self.kind == "wishart")
         for name in ("collapsed", "store_weights", "progress_bar", "dense_mass"):
             require(isinstance(getattr(self, name), bool), f"sampler.{name}",
                     f"must be true or false, got {getattr(self, name)!r}")

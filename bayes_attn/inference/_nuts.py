@@ -33,7 +33,7 @@ def run_nuts(built: BuiltModel, cfg: SamplerConfig):
     kernel = NUTS(built.model, target_accept_prob=cfg.target_accept, max_tree_depth=cfg.max_tree_depth,
                   dense_mass=cfg.dense_mass)
     mcmc = MCMC(kernel, num_warmup=cfg.warmup, num_samples=cfg.draws, num_chains=cfg.chains,
-                thinning=cfg.thinning, chain_method=chain_method(cfg.chains), progress_bar=cfg.progress_bar,
+                thinning=cfg.thinning, chain_method=chain_method(cfg.chains, cfg.chain_method), progress_bar=cfg.progress_bar,
                 postprocess_fn=_postprocess(built, cfg.store_weights))
     mcmc.run(jax.random.PRNGKey(cfg.seed), extra_fields=_EXTRA)
     posterior = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
