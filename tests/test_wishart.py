@@ -317,20 +317,29 @@ def test_three_routes_agree():
 
 
 @pytest.mark.slow
-def test_posterior_mean_of_U_approaches_saddle_point():
-    """Laplace limit (theory.md §5.2): ``<U_1> - U*`` shrinks like 1/N (ratio over a 10x width step)."""
+def test_posterior_mean_approaches_saddle_point():
+    """Laplace limit (theory.md §5.2-5.3): the exact posterior mean of f differs from the
+    saddle-point predictor by O(1/N).  Markov 4-path task (P = 100, T = 0.01, 200 test inputs),
+    N = 300 and 3000: the RMS gap must be resolved (> 5 zero-variance MCSE) at both widths and
+    shrink by a factor in [0.05, 0.2] over the 10x width step (1/N predicts 0.1; measured 0.097
+    in docs/wishart.md).  A tiny random problem was tried first: at N = 400 its gap was not
+    resolved with 2 x 3000 draws, so the test uses the task of the finite-size-scaling figure."""
     from bayes_attn.inference._zero_variance import zero_variance_statistics
-    from bayes_attn.theory import solve
+    from bayes_attn.tasks import markov_task
+    from bayes_attn.theory import predict, solve
 
-    task = random_task(P=8, Q=3, S=3, n0=3, heads=(2, 2), seed=22)
+    task = markov_task(P=100, n_test=200, paths=4)
     gaps = []
-    for N in (40, 400):
-        spec = task.spec(width=N, temperature=0.1)
-        dt = sample(task, spec, SamplerConfig(kind="wishart", chains=2, warmup=500, draws=3000, seed=6,
+    for N in (300, 3000):
+        spec = task.spec(width=N, temperature=0.01)
+        dt = sample(task, spec, SamplerConfig(kind="wishart", chains=4, warmup=500, draws=1000, seed=6,
                                               progress_bar=False))
-        zv = zero_variance_statistics(dt, task, spec, names=("U",))["U"]
-        U_star = np.asarray(solve(spec, task.phi("train", spec), task.y_train).U)
-        gap = np.abs(zv["mean"] - U_star).max()
-        assert gap > 5 * zv["mcse"].max()  # resolved, not Monte Carlo noise
+        zv = zero_variance_statistics(dt, task, spec, names=("f",))["f"]
+        sol = solve(spec, task.phi("train", spec), task.y_train)
+        assert sol.status.ok
+        m_th = np.asarray(predict(sol.U, task.phi("train", spec), task.phi("test", spec), task.y_train,
+                                  spec.temperature)[0])
+        gap = float(np.sqrt(np.mean((zv["mean"] - m_th) ** 2)))
+        assert gap > 5 * float(np.sqrt(np.mean(zv["mcse"] ** 2)))  # resolved, not Monte Carlo noise
         gaps.append(gap)
-    assert 0.03 < gaps[1] / gaps[0] < 0.3, gaps
+    assert 0.05 < gaps[1] / gaps[0] < 0.2, gaps
