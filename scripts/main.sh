@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Main job: sample the hidden-Markov 4-path network (P=100, N=10, T=0.01) with collapsed NUTS,
-# 4 chains x (500 + 500), and print its diagnostics.  The full Markov reproduction (theory scan,
-# exact order-parameter sampler, figures, HTML report) is scripts/reproduce_markov.sh.
+# Main job (`./run.sh main`): the hidden-Markov 4-path reproduction (docs/theory.md §9.1,
+# docs/results.md): theory at 7 widths x 5 temperatures with T chosen on a validation set, GP
+# baselines, the exact order-parameter sampler (4 chains) at N = 10, 30, 100, 1000 with its
+# diagnostics, the figures, the theory-vs-sampled comparison and the HTML report.
+# About 10 minutes on 2 idle CPU cores (docs/results.md).  The small weight-space NUTS run of
+# the foundation (collapsed NUTS at N = 10, ~5 minutes) is `bash scripts/sample_small.sh`.
 set -euo pipefail
-out="${RUN_DIR:-runs}"
-mkdir -p "$out"
-bayes-attn sample configs/markov_small.toml --out "$out/markov_small.nc"
-bayes-attn diagnose "$out/markov_small.nc"
+bash scripts/reproduce_markov.sh

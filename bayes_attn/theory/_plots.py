@@ -37,13 +37,14 @@ def plot_accuracy_vs_width(theory, rows, path) -> None:
 def plot_u_heatmaps(rows, labels, path) -> None:
     """``U_1`` heat maps, theory vs sampled side by side, one row per run (diverging, centred at 0)."""
     rows = sorted(rows, key=lambda r: (r["temperature"], r["width"]))
-    fig, axes = plt.subplots(len(rows), 2, figsize=(7, 3.2 * len(rows)), squeeze=False)
+    fig, axes = plt.subplots(len(rows), 2, figsize=(6.4, 3.0 * len(rows)), squeeze=False,
+                             layout="constrained")
     for ax_row, r in zip(axes, rows):
         vmax = max(np.abs(r["_U_theory"]).max(), np.abs(r["_U_sampled"]).max())
         for ax, key, title in ((ax_row[0], "_U_theory", "theory"), (ax_row[1], "_U_sampled", "sampled")):
             im = ax.imshow(r[key], cmap="RdBu_r", vmin=-vmax, vmax=vmax)
             ax.set_title(f"{title}: N={r['width']}, T={r['temperature']:g}", fontsize=9)
-            ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
+            ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=6)
             ax.set_yticks(range(len(labels)), labels, fontsize=6)
         fig.colorbar(im, ax=ax_row.tolist(), shrink=0.8)
     fig.savefig(path, dpi=120)
