@@ -41,6 +41,39 @@ def assert_moments(draws, mean, var, k=4.0):
     assert np.all(np.abs(draws.std((0, 1)) - sd) < k * se_s), (draws.std((0, 1)), sd, se_s)
 
 
+def sbc_ranks(module, step_factor, *, thin, burn, d=2, P=2, T=0.5, n_rep=400, n_keep=19):
+    """Simulation-based calibration of a Langevin kernel on a Gaussian linear model.
+
+    ``n_rep`` times: draw ``theta`` from the prior and ``y`` given it, run ``module``'s kernel
+    (``init`` / ``build_kernel``) at ``h = step_factor / lambda_max`` for ``burn`` steps, then
+    keep ``n_keep`` draws every ``thin`` steps; return the rank of ``theta`` among them per
+    coordinate, ``(n_rep, d)``.  An exact sampler gives uniform ranks on ``0..n_keep``.
+    """
+    J = jnp.asarray(np.random.default_rng(5).standard_normal((P, d)))
+    lam = np.linalg.eigvalsh(np.eye(d) + np.asarray(J.T @ J) / T).max()
+    kernel = module.build_kernel()
+
+    def one(key):
+        k1, k2, k3, k4 = jax.random.split(key, 4)
+        theta = jax.random.normal(k1, (d,))
+        y = J @ theta + jnp.sqrt(T) * jax.random.normal(k2, (P,))
+        logd = lambda z: -0.5 * jnp.sum((J @ z - y) ** 2) / T - 0.5 * z @ z
+
+        def body(s, kk):
+            s, _ = kernel(kk, s, logd, step_factor / lam)
+            return s, s.position
+        xs = jax.lax.scan(body, module.init(jax.random.normal(k3, (d,)), logd),
+                          jax.random.split(k4, burn + n_keep * thin))[1]
+        return jnp.sum(xs[burn + thin - 1::thin] < theta, axis=0)
+
+    return np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.PRNGKey(6), n_rep)))
+
+
+def assert_uniform_ranks(ranks, n_keep=19):
+    for j in range(ranks.shape[1]):
+        assert stats.chisquare(np.bincount(ranks[:, j], minlength=n_keep + 1)).pvalue > 1e-3
+
+
 class TestKernel:
     def test_gaussian_linear_moments(self):
         logd, J, T, m, S = gaussian_linear()
@@ -60,27 +93,7 @@ class TestKernel:
         assert_moments(pos[:, 1000:], m, np.diag(S))
 
     def test_simulation_based_calibration(self):
-        d, P, T, n_rep, n_keep, thin, burn = 2, 2, 0.5, 400, 19, 20, 200
-        J = jnp.asarray(np.random.default_rng(5).standard_normal((P, d)))
-        lam = np.linalg.eigvalsh(np.eye(d) + np.asarray(J.T @ J) / T).max()
-        kernel = _mala.build_kernel()
-
-        def one(key):
-            k1, k2, k3, k4 = jax.random.split(key, 4)
-            theta = jax.random.normal(k1, (d,))
-            y = J @ theta + jnp.sqrt(T) * jax.random.normal(k2, (P,))
-            logd = lambda z: -0.5 * jnp.sum((J @ z - y) ** 2) / T - 0.5 * z @ z
-
-            def body(s, kk):
-                s, _ = kernel(kk, s, logd, 1.0 / lam)
-                return s, s.position
-            xs = jax.lax.scan(body, _mala.init(jax.random.normal(k3, (d,)), logd),
-                              jax.random.split(k4, burn + n_keep * thin))[1]
-            return jnp.sum(xs[burn + thin - 1::thin] < theta, axis=0)
-
-        ranks = np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.PRNGKey(6), n_rep)))
-        for j in range(d):
-            assert stats.chisquare(np.bincount(ranks[:, j], minlength=n_keep + 1)).pvalue > 1e-3
+        assert_uniform_ranks(sbc_ranks(_mala, 1.0, thin=20, burn=200))
 
 
 class TestAdaptation:

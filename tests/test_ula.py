@@ -4,8 +4,7 @@ SBC at a small step, and the measured bias at two step sizes differing by 2x."""
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy import stats
-from test_mala import assert_moments, gaussian_linear, run_chains
+from test_mala import assert_moments, assert_uniform_ranks, gaussian_linear, run_chains, sbc_ranks
 
 from bayes_attn.inference import _adapt, _ula
 
@@ -56,24 +55,4 @@ def test_step_rule_uses_lambda_max():
 
 def test_simulation_based_calibration_small_step():
     """At h = 0.05 / lambda_max the variance bias (< 3%) is below what 400 replicates resolve."""
-    d, P, T, n_rep, n_keep, thin, burn = 2, 2, 0.5, 400, 19, 40, 400
-    J = jnp.asarray(np.random.default_rng(5).standard_normal((P, d)))
-    lam = np.linalg.eigvalsh(np.eye(d) + np.asarray(J.T @ J) / T).max()
-    kernel = _ula.build_kernel()
-
-    def one(key):
-        k1, k2, k3, k4 = jax.random.split(key, 4)
-        theta = jax.random.normal(k1, (d,))
-        y = J @ theta + jnp.sqrt(T) * jax.random.normal(k2, (P,))
-        logd = lambda z: -0.5 * jnp.sum((J @ z - y) ** 2) / T - 0.5 * z @ z
-
-        def body(s, kk):
-            s, _ = kernel(kk, s, logd, 0.05 / lam)
-            return s, s.position
-        xs = jax.lax.scan(body, _ula.init(jax.random.normal(k3, (d,)), logd),
-                          jax.random.split(k4, burn + n_keep * thin))[1]
-        return jnp.sum(xs[burn + thin - 1::thin] < theta, axis=0)
-
-    ranks = np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.PRNGKey(6), n_rep)))
-    for j in range(d):
-        assert stats.chisquare(np.bincount(ranks[:, j], minlength=n_keep + 1)).pvalue > 1e-3
+    assert_uniform_ranks(sbc_ranks(_ula, 0.05, thin=40, burn=400))
