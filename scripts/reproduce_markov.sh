@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The hidden-Markov 4-path reproduction (the main job, scripts/main.sh) (docs/theory.md §9.1, docs/results.md), sized to finish in
-# about 10 minutes on 2 CPU cores: theory at 7 widths x 5 temperatures (T chosen on a validation set), GP
+# about 11 minutes on 2 CPU cores: theory at 7 widths x 5 temperatures (T chosen on a validation set), GP
 # baselines, the exact order-parameter sampler (4 chains) at 4 widths with diagnostics, the theory-vs-sampled
 # comparison, the HTML report and the figures.
 set -euo pipefail
