@@ -16,6 +16,7 @@ import numpy as np
 import xarray as xr
 
 from .._errors import InputError
+from .._io import load_netcdf
 
 _PACKAGES = ("bayes_attn", "jax", "jaxlib", "numpyro", "arviz", "arviz-base", "numpy", "xarray", "blackjax")
 
@@ -76,13 +77,7 @@ def write_run(dt: xr.DataTree, path) -> None:
 def read_run(path) -> xr.DataTree:
     """Open a run written by :func:`write_run` (loaded into memory, file closed)."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"run: cannot read {str(p)!r} (no such file)")
-    try:
-        with xr.open_datatree(p, engine="h5netcdf") as dt:
-            dt = dt.load()
-    except Exception as exc:
-        raise InputError(f"run: cannot read {str(p)!r} as netCDF ({type(exc).__name__})") from None
+    dt = load_netcdf(p, "run", xr.open_datatree)
     if "posterior" not in dt.children:
         raise InputError(f"run: {str(p)!r} has no posterior group")
     return dt

@@ -153,15 +153,10 @@ def read_theory(path, required=("U", "predictor_mean", "accuracy")) -> xr.Datase
     from pathlib import Path
 
     from .._errors import InputError
+    from .._io import load_netcdf
 
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"theory: cannot read {str(p)!r} (no such file)")
-    try:
-        with xr.open_dataset(p, engine="h5netcdf") as ds:
-            ds = ds.load()
-    except Exception as exc:
-        raise InputError(f"theory: cannot read {str(p)!r} as netCDF ({type(exc).__name__})") from None
+    ds = load_netcdf(p, "theory", xr.open_dataset)
     for key in required:
         if key not in ds:
             raise InputError(f"theory: {str(p)!r} has no variable {key!r} (not written by `bayes-attn theory`?)")
