@@ -6,7 +6,8 @@ A sampler is a :class:`Program` of pure per-chain functions.  The runner
 * derives one key per chain from ``seed`` and the key of iteration ``t`` as
   ``fold_in(chain_key, t)``, so the draws never depend on how the run was chunked;
 * runs ``checkpoint_every`` stored draws (``x thinning`` iterations) per chunk, chains mapped
-  with ``jax.pmap`` when there is one device per chain, else ``jax.vmap``;
+  as ``cfg.chain_method`` says (:func:`~bayes_attn.inference.chain_method`: ``jax.vmap`` on CPU
+  by default, ``jax.pmap`` over devices on accelerators, ``lax.map`` for "sequential");
 * after every chunk, writes the carried state (bit-exact float64 / key arrays) and the draws
   so far to the checkpoint file, atomically.  Resuming loads them and continues on the same
   chunk grid: the resumed run returns the **same** draws as an uninterrupted one.
@@ -29,6 +30,7 @@ from tqdm.auto import tqdm
 
 from .._errors import InputError
 from ._config import SamplerConfig
+from ._devices import chain_method
 
 
 class Program(NamedTuple):
@@ -91,9 +93,13 @@ def _load(path: Path, carry_like, fp: str):
     return meta, carry, post, stats
 
 
-def _mapper(chains: int):
-    if chains > 1 and jax.local_device_count() >= chains:
+def _mapper(chains: int, requested: str):
+    """Map a per-chain ``fn(carry, key, static)`` over the chain axis as ``chain_method`` decides."""
+    method = chain_method(chains, requested)
+    if method == "parallel":
         return lambda fn: jax.pmap(fn, in_axes=(0, 0, None))
+    if method == "sequential":
+        return lambda fn: jax.jit(lambda c, k, s: jax.lax.map(lambda ck: fn(ck[0], ck[1], s), (c, k)))
     return lambda fn: jax.jit(jax.vmap(fn, in_axes=(0, 0, None)))
 
 
@@ -108,7 +114,7 @@ def run_program(program: Program, derived: Callable, cfg: SamplerConfig, *, fp: 
     C, thin, W = cfg.chains, cfg.thinning, cfg.warmup
     n_keep = cfg.draws // thin
     per_chunk = cfg.checkpoint_every
-    mapper = _mapper(C)
+    mapper = _mapper(C, cfg.chain_method)
     chain_keys = jax.random.split(jax.random.PRNGKey(cfg.seed), C)
     init_keys = jax.vmap(lambda k: jax.random.fold_in(k, 2**31 - 1))(chain_keys)
     end_keys = jax.vmap(lambda k: jax.random.fold_in(k, 2**31 - 2))(chain_keys)

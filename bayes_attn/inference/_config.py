@@ -32,7 +32,7 @@ class SamplerConfig:
     * ``dense_mass`` (NUTS and wishart): adapt a dense mass matrix; ``None`` = true for
       ``wishart`` (halves the leapfrog steps per draw at N = 1000, docs/wishart.md), false
       for the weight-space models (their dimension grows like N^2).
-    * ``chain_method`` (NUTS and wishart): ``"auto"`` (vectorized on CPU, ``pmap`` on
+    * ``chain_method`` (every kind): ``"auto"`` (vectorized on CPU, ``pmap`` on
       accelerators), ``"vectorized"``, ``"parallel"`` or ``"sequential"``; see
       :func:`bayes_attn.inference.chain_method`.
     * ``checkpoint_every``: stored draws per chunk (the checkpoint / progress granularity of
