@@ -7,9 +7,14 @@ on a validation set (examples/_common.py); the test-selected value is recorded t
 
     python examples/markov_accuracy_vs_width.py                # 4 paths
     python examples/markov_accuracy_vs_width.py --paths 2      # "noisier data", g + d
+    python examples/markov_accuracy_vs_width.py --data-seeds 0 1 2   # replicates, mean ± s.d.
 
 Writes ``$FIG_DIR/markov{paths}_accuracy_vs_width.png``, ``$RUN_DIR/markov{paths}/`` (runs, a
-theory file in the ``bayes-attn report --theory`` layout, ``results.json``).
+theory file in the ``bayes-attn report --theory`` layout, ``results.json``).  Replicate ``k > 0``
+(data and head seeds of ``_common.markov_seeds(k)``) goes to ``$RUN_DIR/markov{paths}_seed{k}/``;
+with several ``--data-seeds`` the script also writes ``markov{paths}_accuracy_vs_width_seeds.png``
+and ``.json``: theory and sampled accuracy as mean ± s.d. over the replicates (theory.md §8)
+and, per width, whether the theory mean lies within the sampled error bar.
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ def main(argv=None):
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="sampler seed")
+    ap.add_argument("--data-seeds", type=int, nargs="+", default=[0],
+                    help="data/head seed replicates (0 = the authors' seeds; see _common.markov_seeds)")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse $RUN_DIR/markov{paths}/theory.nc and run files already there (same widths/T grid)")
@@ -51,22 +58,32 @@ def main(argv=None):
     if args.smoke:
         args.P, args.widths, args.temps, args.sample_widths = 10, [10, 100], [0.01, 0.1], [10]
         args.chains, args.warmup, args.draws, n_test, n_val = 2, 30, 30, 8, 8
+        args.data_seeds = [0, 1]
 
     from bayes_attn.inference import request_host_devices
 
     request_host_devices(args.chains)
+    results = {k: replicate(args, k, n_test, n_val) for k in args.data_seeds}
+    if len(results) > 1:
+        aggregate(args, results)
+
+
+def replicate(args, k: int, n_test: int, n_val: int) -> dict:
+    """Theory scan, GP baselines and sampled widths for data/head seed replicate ``k``."""
     import xarray as xr
 
-    from _common import FIG_DIR, RUN_DIR, gp_U, markov_sets, mse, predict, save_json, savefig, select, solve_theory
+    from _common import FIG_DIR, RUN_DIR, gp_U, markov_seeds, markov_sets, mse, predict, save_json, savefig, \
+        select, solve_theory
     from bayes_attn.diagnostics import summarize
     from bayes_attn.diagnostics._report_plots import accuracy_vs_width
     from bayes_attn.inference import SamplerConfig, predictor_statistics, read_run, sample, write_run
 
-    out = RUN_DIR / f"markov{args.paths}"
+    out = RUN_DIR / (f"markov{args.paths}" + (f"_seed{k}" if k else ""))
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    task, val = markov_sets(args.paths, P=args.P, n_test=n_test, n_val=n_val)
-    print(f"data ready ({time.time() - t0:.0f} s): paths {task.path_labels}")
+    seeds = markov_seeds(k)
+    task, val = markov_sets(args.paths, P=args.P, n_test=n_test, n_val=n_val, **seeds)
+    print(f"replicate {k} {seeds}: data ready ({time.time() - t0:.0f} s): paths {task.path_labels}")
 
     # ---- theory over width x temperature ------------------------------------------------------
     W, T = args.widths, args.temps
@@ -104,7 +121,8 @@ def main(argv=None):
         subsets["GP good + denoising"] = "good+denoising"
     gp_acc_T = {}
     for label, paths in subsets.items():
-        t_sub, v_sub = (task, val) if paths == args.paths else markov_sets(paths, P=args.P, n_test=n_test, n_val=n_val)
+        t_sub, v_sub = (task, val) if paths == args.paths else markov_sets(paths, P=args.P, n_test=n_test,
+                                                                           n_val=n_val, **seeds)
         scores, tests = {}, {}
         for temp in T:
             spec = t_sub.spec(width=W[0], temperature=temp, readout="last")
@@ -143,7 +161,8 @@ def main(argv=None):
         if dt is not None and abs(float(dt.attrs["temperature"]) - temp) > 1e-12:
             dt = None
         if dt is None:
-            dt = sample(task, spec, cfg, config_text=f"# examples/markov_accuracy_vs_width.py --paths {args.paths}\n"
+            dt = sample(task, spec, cfg, config_text=f"# examples/markov_accuracy_vs_width.py --paths {args.paths} "
+                        f"--data-seeds {k} ({seeds})\n"
                         f"# wishart sampler, width {N}, T {temp} (validation-selected)\n")
             write_run(dt, run_file)
         st = predictor_statistics(dt)
@@ -166,13 +185,17 @@ def main(argv=None):
         Ns = list(sampled)
         pts = {"sampled (wishart, sd over chains)": (np.array(Ns), np.array([sampled[n]["chain_acc_mean"] for n in Ns]),
                                                      np.array([sampled[n]["chain_acc_sd"] for n in Ns]))}
-    fig = accuracy_vs_width(W, th_sel, pts, {k: v["test_accuracy"] for k, v in gp.items()},
-                            title=f"hidden-Markov, {args.paths} paths, P={args.P}, T chosen on validation")
+    fig = accuracy_vs_width(W, th_sel, pts, {name: v["test_accuracy"] for name, v in gp.items()},
+                            title=f"hidden-Markov, {args.paths} paths, P={args.P}, T chosen on validation"
+                                  + (f", replicate {k}" if k else ""))
     ax = fig.axes[0]
     ax.plot(W, 100 * acc.max(axis=1), ":", color="C0", lw=1, label="theory, T chosen on test")
     ax.legend(fontsize=7)
-    savefig(fig, f"markov{args.paths}_accuracy_vs_width.png")
-    res = {"paths": args.paths, "P": args.P, "widths": W, "temperatures": T,
+    if k == 0:
+        savefig(fig, f"markov{args.paths}_accuracy_vs_width.png")
+    else:
+        fig.savefig(out / "accuracy_vs_width.png", dpi=110, bbox_inches="tight")
+    res = {"paths": args.paths, "P": args.P, "data_seed": k, "seeds": seeds, "widths": W, "temperatures": T,
            "selected_T": [T[s] for s in sel], "theory_test_accuracy": th_sel,
            "theory_test_accuracy_T0.01": acc[:, T.index(0.01)].tolist() if 0.01 in T else None,
            "theory_test_selected_accuracy": acc.max(axis=1).tolist(),
@@ -180,7 +203,64 @@ def main(argv=None):
            "solver_ok": status.tolist(), "gp": gp, "sampled": {str(k): v for k, v in sampled.items()},
            "accuracy_grid": acc.tolist(), "val_accuracy_grid": vacc.tolist(), "seconds": time.time() - t0}
     save_json(res, out / "results.json")
-    save_json(res, FIG_DIR / f"markov{args.paths}_accuracy_vs_width.json")
+    if k == 0:
+        save_json(res, FIG_DIR / f"markov{args.paths}_accuracy_vs_width.json")
+    return res
+
+
+def aggregate(args, results: dict) -> None:
+    """Mean ± s.d. over replicates (theory.md §8): theory curve, sampled points, GP lines.
+
+    Gate per sampled width (issue 5): the theory mean lies within the sampled error bar
+    (s.d. over replicates of the per-replicate sampled accuracy).  The paired difference
+    sampled − theory (mean ± standard error over replicates) is stored too: it is the sharper
+    test of the O(1/N) finite-size correction, which the error-bar gate cannot resolve.
+    """
+    import matplotlib.pyplot as plt
+
+    from _common import FIG_DIR, save_json, savefig
+
+    ks = list(results)
+    W = results[ks[0]]["widths"]
+    th = np.array([results[k]["theory_test_accuracy"] for k in ks])  # (replicates, widths)
+    Ns = [int(n) for n in results[ks[0]]["sampled"]]
+    sa = np.array([[results[k]["sampled"][str(n)]["accuracy"] for n in Ns] for k in ks])
+    th_at = th[:, [W.index(n) for n in Ns]]
+    diff = sa - th_at
+    n_rep = len(ks)
+    gp_labels = list(results[ks[0]]["gp"])
+    gp = {lab: np.array([results[k]["gp"][lab]["test_accuracy"] for k in ks]) for lab in gp_labels}
+    rows = []
+    for j, n in enumerate(Ns):
+        m_s, sd_s, m_t = sa[:, j].mean(), sa[:, j].std(ddof=1), th_at[:, j].mean()
+        rows.append({"width": n, "sampled_mean": m_s, "sampled_sd": sd_s, "theory_mean": m_t,
+                     "theory_sd": th_at[:, j].std(ddof=1), "within_error_bar": bool(abs(m_s - m_t) <= sd_s),
+                     "paired_diff_mean": diff[:, j].mean(), "paired_diff_se": diff[:, j].std(ddof=1) / np.sqrt(n_rep),
+                     "rhat_max": max(results[k]["sampled"][str(n)]["rhat_max"] for k in ks)})
+    fig, ax = plt.subplots(figsize=(5.0, 3.6))
+    m, sd = 100 * th.mean(0), 100 * th.std(0, ddof=1)
+    ax.plot(W, m, "o-", color="C0", label=f"theory (mean of {n_rep})")
+    ax.fill_between(W, m - sd, m + sd, color="C0", alpha=0.2, lw=0)
+    ax.errorbar(Ns, 100 * sa.mean(0), yerr=100 * sa.std(0, ddof=1), fmt="s", color="C1", capsize=3,
+                label="sampled (wishart), mean ± s.d.")
+    for i, lab in enumerate(gp_labels):
+        ax.axhline(100 * gp[lab].mean(), ls="--", lw=1, color=f"C{i + 4}", label=lab)
+    ax.set_xscale("log")
+    ax.set_xlabel("width N")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title(f"hidden-Markov, {args.paths} paths, P={args.P}: {n_rep} data/head seeds, band = ± s.d.", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    savefig(fig, f"markov{args.paths}_accuracy_vs_width_seeds.png")
+    out = {"paths": args.paths, "data_seeds": ks, "widths": W, "theory_mean": th.mean(0).tolist(),
+           "theory_sd": th.std(0, ddof=1).tolist(), "sampled": rows,
+           "gp": {lab: {"mean": float(v.mean()), "sd": float(v.std(ddof=1))} for lab, v in gp.items()},
+           "selected_T": {str(k): results[k]["selected_T"] for k in ks}}
+    save_json(out, FIG_DIR / f"markov{args.paths}_accuracy_vs_width_seeds.json")
+    for r in rows:
+        print(f"N={r['width']}: sampled {100 * r['sampled_mean']:.2f} ± {100 * r['sampled_sd']:.2f}, theory "
+              f"{100 * r['theory_mean']:.2f}; within error bar: {r['within_error_bar']}; paired diff "
+              f"{100 * r['paired_diff_mean']:+.2f} ± {100 * r['paired_diff_se']:.2f} (se)")
 
 
 if __name__ == "__main__":

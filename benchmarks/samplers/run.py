@@ -115,6 +115,7 @@ def main(argv=None) -> int:
                            note=f"did not finish within the {args.budget:.0f} s budget",
                            progress=f"{done_it[-1][0]}/{done_it[-1][1]} iterations" if done_it else "n/a")
             res["load_avg_before"] = load
+            res["budget_s"] = args.budget
             results.append(res)
             print(json.dumps({k: res.get(k) for k in ("sampler", "width", "status", "wall_s", "ess_bulk_min",
                                                       "ess_per_s", "rhat_max", "peak_rss_mb")}), flush=True)
@@ -149,10 +150,11 @@ def _write(out: Path, results: list, args) -> None:
             r["ratio_to_nuts_full"] = r["ess_per_s"] / ref["ess_per_s"]
             r["cpu_ratio_to_nuts_full"] = r["ess_per_cpu_s"] / ref["ess_per_cpu_s"]
     meta = dict(task="markov 4-path, P=100, n_test=%d, T=0.01" % args.n_test, chains=args.chains,
-                budget_s=args.budget, cpu_count=os.cpu_count(), platform=platform.platform(),
+                cpu_count=os.cpu_count(), platform=platform.platform(),
                 date=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-                note="shared 2-core machine (load average in each cell's load_avg_before): wall times include JIT "
-                     "compilation and contention from other jobs; cpu_s is the process's user+sys time")
+                note="wall times include JIT compilation; each cell's load_avg_before and budget_s are recorded "
+                     "(cells may be run in several invocations with different budgets); cpu_s is the process's "
+                     "user+sys time")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "cells": results}, indent=1))
 
