@@ -24,6 +24,9 @@ def main(argv=None):
     ap.add_argument("--width", type=int, default=10)
     ap.add_argument("--eval-set", default="test", choices=("test", "novel", "val"))
     ap.add_argument("--n-random", type=int, default=20)
+    ap.add_argument("--temperature", type=float, default=None,
+                    help="T of the theory (default: the validation-selected T at --width in "
+                         "digits_accuracy_vs_width.py's results.json, else 0.5)")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
     gd_kw = dict(width=8, steps=10, P=20, n_eval=20, batch=16) if args.smoke else {}
@@ -36,7 +39,7 @@ def main(argv=None):
     src, sets, params, _ = digits_gd(**gd_kw)
     tasks = digits_tasks(src, sets, params)
     res = load_json(RUN_DIR / "digits" / "results.json", {})
-    T = dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.5)
+    T = args.temperature or dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.5)
     spec = tasks["val"].spec(width=args.width, temperature=T, readout="mean")
     U = np.asarray(solve_theory(spec, tasks["val"]).U)
     heads = tasks["val"].heads
