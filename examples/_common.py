@@ -72,10 +72,15 @@ def markov_seeds(k: int = 0) -> dict:
 
 
 def markov_sets(paths=4, P=100, n_test=1000, n_val=1000, seed_train=27, seed_test=59, seed_val=71,
-                head_seeds=(147, 247)):
-    """Markov task (train/test) and the same network on a validation set from the training law."""
-    task = markov_task(P, n_test, paths, seed_train=seed_train, seed_test=seed_test, head_seeds=head_seeds)
-    xv, yv = markov_sequences(n_val, seed_val, MARKOV_CONFIGS[paths][2])
+                head_seeds=(147, 247), noise=None):
+    """Markov task (train/test) and the same network on a validation set from the training law.
+
+    ``noise`` overrides the noise strengths of ``paths`` (a GP baseline on a subset of paths
+    must see the same data as the network it is compared with)."""
+    noise = MARKOV_CONFIGS[paths][2] if noise is None else tuple(noise)
+    task = markov_task(P, n_test, paths, seed_train=seed_train, seed_test=seed_test, head_seeds=head_seeds,
+                       noise=noise)
+    xv, yv = markov_sequences(n_val, seed_val, noise)
     return task, with_test_set(task, xv, yv, name=f"{task.name}-val")
 
 
