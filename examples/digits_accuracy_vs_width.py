@@ -79,12 +79,45 @@ def main(argv=None):
                 gp_scores[temp] = (a, mse(task, m))
     T_gp = select(gp_scores)
 
+    def save(sampled):
+        """Figure + JSON; called before sampling (theory and GP only) and after it."""
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(5.6, 3.8))
+        styles = {"test": "C0", "novel": "C1", "ood_noise": "C2", "ood_transpose": "C3"}
+        for name, color in styles.items():
+            if name not in acc:
+                continue
+            ax.plot(W, [100 * acc[name][i, sel[i]] for i in range(len(W))], "o-", color=color, label=f"theory, {name}")
+            ax.axhline(100 * gp_acc[name][T_gp], ls="--", lw=1, color=color, label=f"GP, {name}")
+        for N, s in sampled.items():
+            ax.errorbar([N], [100 * s["chain_acc_mean"]], yerr=[100 * s["chain_acc_sd"]], fmt="s", color="k", capsize=3)
+        ax.plot(W, 100 * acc["test"].max(axis=1), ":", color="C0", lw=1, label="theory, test, T chosen on test")
+        ax.set_xscale("log")
+        ax.set_xlabel("width N")
+        ax.set_ylabel("accuracy (%)")
+        ax.set_title(f"digits 1-shot episodes, P={args.P}; GD net test {100 * gd_acc['test']:.1f}%", fontsize=9)
+        ax.legend(fontsize=6, ncol=2)
+        fig.tight_layout()
+        savefig(fig, "digits_accuracy_vs_width.png")
+        res = {"widths": W, "temperatures": T, "selected_T": [T[s] for s in sel], "gp_T": T_gp,
+               "theory": {name: [acc[name][i, sel[i]] for i in range(len(W))] for name in acc},
+               "theory_test_selected": acc["test"].max(axis=1).tolist(),
+               "gp": {name: gp_acc[name][T_gp] for name in gp_acc},
+               "gp_test_selected": max(gp_acc["test"].values()), "gd_accuracy": gd_acc,
+               "gd_training": {k: v for k, v in info.items() if k != "history"}, "solver_ok": ok.tolist(),
+               "sampled": {str(k): v for k, v in sampled.items()}, "accuracy_grid": {k: v.tolist() for k, v in acc.items()},
+               "seconds": time.time() - t0}
+        save_json(res, RUN_DIR / "digits" / "results.json")
+        save_json(res, FIG_DIR / "digits_accuracy_vs_width.json")
+
+    save({})  # the theory part survives a slow or interrupted sampling stage
     sampled = {}
     for N in args.sample_widths:
         i = W.index(N)
         spec = tasks["test"].spec(width=N, temperature=T[sel[i]], readout="mean")
         cfg = SamplerConfig(kind="wishart", chains=args.chains, warmup=args.warmup, draws=args.draws, seed=0,
-                            progress_bar=False)
+                            progress_bar=not args.smoke)
         ts = time.time()
         dt = sample(tasks["test"], spec, cfg)
         write_run(dt, RUN_DIR / "digits" / f"N{N:05d}.nc")
@@ -94,36 +127,8 @@ def main(argv=None):
         sampled[N] = {"T": T[sel[i]], "accuracy": st["accuracy"], "chain_acc_mean": float(np.mean(ca)),
                       "chain_acc_sd": float(np.std(ca)), "seconds": time.time() - ts}
         print(f"sampled N={N}: {sampled[N]}")
-
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.6, 3.8))
-    styles = {"test": "C0", "novel": "C1", "ood_noise": "C2", "ood_transpose": "C3"}
-    for name, color in styles.items():
-        if name not in acc:
-            continue
-        ax.plot(W, [100 * acc[name][i, sel[i]] for i in range(len(W))], "o-", color=color, label=f"theory, {name}")
-        ax.axhline(100 * gp_acc[name][T_gp], ls="--", lw=1, color=color, label=f"GP, {name}")
-    for N, s in sampled.items():
-        ax.errorbar([N], [100 * s["chain_acc_mean"]], yerr=[100 * s["chain_acc_sd"]], fmt="s", color="k", capsize=3)
-    ax.plot(W, 100 * acc["test"].max(axis=1), ":", color="C0", lw=1, label="theory, test, T chosen on test")
-    ax.set_xscale("log")
-    ax.set_xlabel("width N")
-    ax.set_ylabel("accuracy (%)")
-    ax.set_title(f"digits 1-shot episodes, P={args.P}; GD net test {100 * gd_acc['test']:.1f}%", fontsize=9)
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    savefig(fig, "digits_accuracy_vs_width.png")
-    res = {"widths": W, "temperatures": T, "selected_T": [T[s] for s in sel], "gp_T": T_gp,
-           "theory": {name: [acc[name][i, sel[i]] for i in range(len(W))] for name in acc},
-           "theory_test_selected": acc["test"].max(axis=1).tolist(),
-           "gp": {name: gp_acc[name][T_gp] for name in gp_acc},
-           "gp_test_selected": max(gp_acc["test"].values()), "gd_accuracy": gd_acc,
-           "gd_training": {k: v for k, v in info.items() if k != "history"}, "solver_ok": ok.tolist(),
-           "sampled": {str(k): v for k, v in sampled.items()}, "accuracy_grid": {k: v.tolist() for k, v in acc.items()},
-           "seconds": time.time() - t0}
-    save_json(res, RUN_DIR / "digits" / "results.json")
-    save_json(res, FIG_DIR / "digits_accuracy_vs_width.json")
+    if sampled:
+        save(sampled)
 
 
 if __name__ == "__main__":
