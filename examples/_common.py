@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from bayes_attn.network import gp_predict_U
-from bayes_attn.tasks import MARKOV_CONFIGS, markov_sequences, markov_task, with_test_set
+from bayes_attn.tasks import markov_sequences, markov_task, with_test_set
 from bayes_attn.theory import gp_order_parameters
 
 FIG_DIR = Path(os.environ.get("FIG_DIR", "docs/figures"))
@@ -77,10 +77,9 @@ def markov_sets(paths=4, P=100, n_test=1000, n_val=1000, seed_train=27, seed_tes
 
     ``noise`` overrides the noise strengths of ``paths`` (a GP baseline on a subset of paths
     must see the same data as the network it is compared with)."""
-    noise = MARKOV_CONFIGS[paths][2] if noise is None else tuple(noise)
     task = markov_task(P, n_test, paths, seed_train=seed_train, seed_test=seed_test, head_seeds=head_seeds,
                        noise=noise)
-    xv, yv = markov_sequences(n_val, seed_val, noise)
+    xv, yv = markov_sequences(n_val, seed_val, tuple(task.meta["noise"]))
     return task, with_test_set(task, xv, yv, name=f"{task.name}-val")
 
 

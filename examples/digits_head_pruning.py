@@ -39,7 +39,7 @@ def main(argv=None):
     src, sets, params, _ = digits_gd(**gd_kw)
     tasks = digits_tasks(src, sets, params)
     res = load_json(RUN_DIR / "digits" / "results.json", {})
-    T = args.temperature or dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.5)
+    T = args.temperature if args.temperature is not None else dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.5)
     spec = tasks["val"].spec(width=args.width, temperature=T, readout="mean")
     U = np.asarray(solve_theory(spec, tasks["val"]).U)
     heads = tasks["val"].heads

@@ -74,7 +74,6 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
 
     from _common import FIG_DIR, RUN_DIR, gp_U, markov_seeds, markov_sets, mse, predict, save_json, savefig, \
         select, solve_theory
-    from bayes_attn.tasks import MARKOV_CONFIGS
     from bayes_attn.diagnostics import summarize
     from bayes_attn.diagnostics._report_plots import accuracy_vs_width
     from bayes_attn.inference import SamplerConfig, predictor_statistics, read_run, sample, write_run
@@ -124,7 +123,7 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
     for label, paths in subsets.items():
         # same data (noise strengths) as the network: only the heads differ
         t_sub, v_sub = (task, val) if paths == args.paths else markov_sets(
-            paths, P=args.P, n_test=n_test, n_val=n_val, noise=MARKOV_CONFIGS[args.paths][2], **seeds)
+            paths, P=args.P, n_test=n_test, n_val=n_val, noise=task.meta["noise"], **seeds)
         scores, tests = {}, {}
         for temp in T:
             spec = t_sub.spec(width=W[0], temperature=temp, readout="last")

@@ -35,10 +35,8 @@ def main():
     spec = task.spec(width=args.width, temperature=0.01)
     rows = {m: [] for m in args.models}
     for rep in range(args.repeats):
-        for name, collapsed in (("full", False), ("collapsed", True)):
-            if name not in rows:
-                continue
-            cfg = SamplerConfig(collapsed=collapsed, chains=4, warmup=500, draws=500, seed=rep, progress_bar=False)
+        for name in rows:
+            cfg = SamplerConfig(collapsed=name == "collapsed", chains=4, warmup=500, draws=500, seed=rep, progress_bar=False)
             t0 = time.perf_counter()
             dt = sample(task, spec, cfg)
             wall = time.perf_counter() - t0

@@ -151,8 +151,8 @@ def table(cells: list) -> str:
 def ess_per_s_upper_bound(cell: dict, chains: int) -> float | None:
     """Upper bound on the ESS/s of a timed-out cell: its draws (``chains x draws``) would have
     needed at least ``wall x total / done`` seconds at the rate it reached, and the bound takes
-    the bulk ESS to be at most the number of draws (NUTS can exceed it on some quantities by
-    antithetic moves; the minimum over all quantities rarely does: docs/samplers.md)."""
+    the bulk ESS to be at most the number of draws (NUTS can exceed it by antithetic moves;
+    docs/samplers.md also states the bound at twice the draws)."""
     m = re.match(r"(\d+)/(\d+) iterations", cell.get("progress", ""))
     if not m or int(m.group(1)) == 0:
         return None
