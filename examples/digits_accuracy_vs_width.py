@@ -27,6 +27,12 @@ def main(argv=None):
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--draws", type=int, default=300)
+    ap.add_argument("--init", default="theory", choices=("theory", "uniform"),
+                    help="where the Wishart chains start (sampler.init; 'uniform' runs at full tree depth for "
+                         "minutes on these 16-path problems, docs/wishart.md)")
+    ap.add_argument("--chain-method", default="sequential",
+                    help="sampler.chain_method; 'sequential' by default: vectorized chains wait for the longest "
+                         "tree of the four at every iteration, which on these 16-path problems costs ~2x")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
     gd_kw = {}
@@ -117,7 +123,8 @@ def main(argv=None):
         i = W.index(N)
         spec = tasks["test"].spec(width=N, temperature=T[sel[i]], readout="mean")
         cfg = SamplerConfig(kind="wishart", chains=args.chains, warmup=args.warmup, draws=args.draws, seed=0,
-                            progress_bar=not args.smoke)
+                            progress_bar=not args.smoke, init=args.init,
+                            chain_method=args.chain_method)
         ts = time.time()
         dt = sample(tasks["test"], spec, cfg)
         write_run(dt, RUN_DIR / "digits" / f"N{N:05d}.nc")

@@ -14,6 +14,10 @@ KINDS = ("nuts", "mala", "ula", "gibbs", "wishart")
 #: (0.574, Roberts & Rosenthal 1998, optimal scaling of MALA)
 DEFAULT_TARGET_ACCEPT = {"mala": 0.574}
 
+#: where chains start: NumPyro's ``init_to_uniform`` in the sampled coordinates, or (wishart
+#: only) the theory's saddle point (docs/wishart.md, "Starting at the saddle point")
+INITS = ("uniform", "theory")
+
 
 @dataclass(frozen=True)
 class SamplerConfig:
@@ -35,6 +39,11 @@ class SamplerConfig:
     * ``chain_method`` (every kind): ``"auto"`` (vectorized on CPU, ``pmap`` on
       accelerators), ``"vectorized"``, ``"parallel"`` or ``"sequential"``; see
       :func:`bayes_attn.inference.chain_method`.
+    * ``init`` (wishart only besides the default): ``"uniform"`` (NumPyro's
+      ``init_to_uniform``, sites in ``[-2, 2]``) or ``"theory"``: every chain starts at the
+      saddle point ``U*`` of theory.md §4.3 plus an independent ``U(-1, 1)`` jitter per site
+      (one posterior s.d. in the width-scaled sites, so R-hat still sees dispersed starts),
+      with the Laplace metric ``(-H)^-1`` at ``U*`` as a fixed mass matrix.
     * ``checkpoint_every``: stored draws per chunk (the checkpoint / progress granularity of
       the chunked samplers ``mala``, ``ula``, ``gibbs``).
     """
@@ -55,10 +64,14 @@ class SamplerConfig:
     ula_step_factor: float = 0.1
     checkpoint_every: int = 100
     chain_method: str = "auto"
+    init: str = "uniform"
 
     def __post_init__(self):
         one_of(self.kind, KINDS, "sampler.kind")
         one_of(self.chain_method, CHAIN_METHODS, "sampler.chain_method")
+        one_of(self.init, INITS, "sampler.init")
+        require(self.init == "uniform" or self.kind == "wishart", "sampler.init",
+                f"'theory' starts the order-parameter chain (kind = \"wishart\"), not kind = {self.kind!r}")
         if self.dense_mass is None:  # wishart: 14-150 correlated dimensions, a dense metric pays
             object.__setattr__(self, "dense_mass", self.kind == "wishart")
         for name in ("collapsed", "store_weights", "progress_bar", "dense_mass"):

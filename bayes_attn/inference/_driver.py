@@ -20,7 +20,7 @@ from ._models import build
 from ._nuts import run_nuts
 from ._output import to_datatree
 from ._ula import run_ula
-from ._wishart import build_wishart
+from ._wishart import build_wishart, theory_start
 
 #: kind -> runner(built_model, cfg) -> (posterior, sample_stats)
 RUNNERS = {"nuts": run_nuts, "mala": run_mala, "ula": run_ula, "gibbs": run_gibbs}
@@ -47,6 +47,9 @@ def sample(task: Task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: st
     if chunked:
         posterior, stats = runner(built, cfg, checkpoint=checkpoint, resume=resume,
                                   stop_after_chunks=stop_after_chunks)
+    elif cfg.init == "theory":  # only kind = "wishart" (SamplerConfig)
+        start = theory_start(task, spec, cfg.chains, cfg.seed)
+        posterior, stats = runner(built, cfg, *start)
     else:
         posterior, stats = runner(built, cfg)
     wall = time.perf_counter() - t0
@@ -67,6 +70,7 @@ def sample(task: Task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: st
         "task_meta": dict(task.meta),
         "wall_time_s": wall,
         "resumed": int(bool(resume)),
+        "init": cfg.init,
     }
     if config_text is not None:
         attrs["config"] = config_text

@@ -29,12 +29,14 @@ likelihood ``ln N(y; 0, K_{U_1} + T I)`` up to ``-P ln(2 pi) / 2``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
+from jax.flatten_util import ravel_pytree
 from scipy.special import multigammaln
 from numpyro.distributions import constraints
 
@@ -268,6 +270,48 @@ def build_wishart(task: Task, spec: NetworkSpec, collapsed: bool = True, *, data
         return out
 
     return BuiltModel(model, derived, md, spec, True)
+
+
+class TheoryStart(NamedTuple):
+    """Where ``sampler.init = "theory"`` starts NUTS: sites per chain and the Laplace metric."""
+
+    init_params: dict                       # site -> (chains, ...) array
+    inverse_mass_matrix: np.ndarray | None  # (d, d), sites flattened in sorted-name order; None if -H not PD
+
+
+def theory_start(task: Task, spec: NetworkSpec, chains: int, seed: int, jitter: float = 1.0) -> TheoryStart:
+    """Start chains at the theory's saddle point with the Laplace metric (``sampler.init = "theory"``).
+
+    Sites are ``layout.pack(U_a*, U_l*)`` of the saddle point of theory.md §4.3 plus an
+    independent ``U(-jitter, jitter)`` per site and chain: the sites are width-scaled (posterior
+    s.d. O(1), docs/wishart.md), so the chains start in the typical set yet dispersed.  The
+    initial inverse mass matrix is ``(-H)^-1``, ``H`` the Hessian of the exact log-density at the
+    saddle point (a Laplace approximation, kept fixed while warm-up adapts the step size,
+    :func:`run_nuts`); ``None`` when ``-H`` is not positive definite (then the metric adapts as usual).  On a 16-path, P = 600 digits problem at N = 100 the uniform start with the
+    identity metric ran at 2-14 s per warm-up iteration (condition number of ``-H``: 171).  A
+    saddle point that did not converge is an :class:`InputError`, not a silent fallback.
+    """
+    from ..theory import solve  # lazy: bayes_attn.theory imports this package's siblings
+
+    sol = solve(spec, task.phi("train", spec), task.y_train, warn=False)
+    if not sol.status.ok:
+        raise InputError(f"sampler.init: the theory's saddle point did not converge ({sol.status.message}); "
+                         "use init = \"uniform\"")
+    layout = WishartLayout.from_spec(spec)
+    xi = {k: jnp.asarray(v) for k, v in layout.pack(sol.U_a, sol.Us).items()}
+    md = ModelData.from_task(task, spec)
+    log_density = log_density_fn(layout, spec, kernel_fn(md.phi_train, md.phi_train), md.y)
+    flat, unravel = ravel_pytree(xi)  # sorted site names, as NumPyro flattens a dense block
+    neg_h = -np.asarray(jax.hessian(lambda v: log_density(unravel(v)))(flat))
+    neg_h = 0.5 * (neg_h + neg_h.T)
+    inv_mass = None
+    if np.all(np.isfinite(neg_h)) and np.linalg.eigvalsh(neg_h)[0] > 0:
+        inv_mass = np.linalg.inv(neg_h)
+        inv_mass = 0.5 * (inv_mass + inv_mass.T)
+    keys = jax.random.split(jax.random.PRNGKey(seed), len(xi))
+    init = {name: v[None] + jax.random.uniform(k, (chains, *v.shape), minval=-jitter, maxval=jitter)
+            for k, (name, v) in zip(keys, sorted(xi.items()))}
+    return TheoryStart(init, inv_mass)
 
 
 def score_fn(log_density):
