@@ -33,6 +33,8 @@ def main(argv=None):
     ap.add_argument("--chain-method", default="sequential",
                     help="sampler.chain_method; 'sequential' by default: vectorized chains wait for the longest "
                          "tree of the four at every iteration, which on these 16-path problems costs ~2x")
+    ap.add_argument("--reuse", action="store_true",
+                    help="read sampled runs already in $RUN_DIR/digits/N*.nc instead of sampling again")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
     gd_kw = {}
@@ -49,7 +51,10 @@ def main(argv=None):
     from _common import DIGITS_SETS, FIG_DIR, RUN_DIR, digits_gd, digits_tasks, gp_U, mse, predict, save_json, \
         savefig, select, solve_theory
     from bayes_attn import gd
-    from bayes_attn.inference import SamplerConfig, predictor_statistics, sample, write_run
+    import arviz as az
+
+    from bayes_attn._errors import require
+    from bayes_attn.inference import SamplerConfig, predictor_statistics, read_run, sample, write_run
 
     t0 = time.time()
     src, sets, params, info = digits_gd(width=args.gd_width, steps=args.gd_steps, P=args.P, n_eval=args.n_eval,
@@ -89,21 +94,22 @@ def main(argv=None):
         """Figure + JSON; called before sampling (theory and GP only) and after it."""
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(5.6, 3.8))
+        fig, ax = plt.subplots(figsize=(7.4, 3.8))
         styles = {"test": "C0", "novel": "C1", "ood_noise": "C2", "ood_transpose": "C3"}
         for name, color in styles.items():
             if name not in acc:
                 continue
             ax.plot(W, [100 * acc[name][i, sel[i]] for i in range(len(W))], "o-", color=color, label=f"theory, {name}")
             ax.axhline(100 * gp_acc[name][T_gp], ls="--", lw=1, color=color, label=f"GP, {name}")
-        for N, s in sampled.items():
-            ax.errorbar([N], [100 * s["chain_acc_mean"]], yerr=[100 * s["chain_acc_sd"]], fmt="s", color="k", capsize=3)
+        for k, (N, s) in enumerate(sampled.items()):
+            ax.errorbar([N], [100 * s["chain_acc_mean"]], yerr=[100 * s["chain_acc_sd"]], fmt="s", color="k", capsize=3,
+                        label=None if k else f"sampled, test ({args.chains} chains, Wishart)")
         ax.plot(W, 100 * acc["test"].max(axis=1), ":", color="C0", lw=1, label="theory, test, T chosen on test")
         ax.set_xscale("log")
         ax.set_xlabel("width N")
         ax.set_ylabel("accuracy (%)")
         ax.set_title(f"digits 1-shot episodes, P={args.P}; GD net test {100 * gd_acc['test']:.1f}%", fontsize=9)
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
         fig.tight_layout()
         savefig(fig, "digits_accuracy_vs_width.png")
         res = {"widths": W, "temperatures": T, "selected_T": [T[s] for s in sel], "gp_T": T_gp,
@@ -125,14 +131,20 @@ def main(argv=None):
         cfg = SamplerConfig(kind="wishart", chains=args.chains, warmup=args.warmup, draws=args.draws, seed=0,
                             progress_bar=not args.smoke, init=args.init,
                             chain_method=args.chain_method)
-        ts = time.time()
-        dt = sample(tasks["test"], spec, cfg)
-        write_run(dt, RUN_DIR / "digits" / f"N{N:05d}.nc")
+        run_file = RUN_DIR / "digits" / f"N{N:05d}.nc"
+        if args.reuse and run_file.is_file():
+            dt = read_run(run_file)
+            require(dt.attrs["temperature"] == spec.temperature, "--reuse",
+                    f"{run_file} was sampled at T={dt.attrs['temperature']}, the selected T is {spec.temperature}")
+        else:
+            dt = sample(tasks["test"], spec, cfg)
+            write_run(dt, run_file)
         st = predictor_statistics(dt)
         f = dt["posterior"].ds["f"].values
         ca = [float(np.mean(np.sign(f[c].mean(0)) == tasks["test"].y_test)) for c in range(f.shape[0])]
         sampled[N] = {"T": T[sel[i]], "accuracy": st["accuracy"], "chain_acc_mean": float(np.mean(ca)),
-                      "chain_acc_sd": float(np.std(ca)), "seconds": time.time() - ts}
+                      "chain_acc_sd": float(np.std(ca)), "seconds": float(dt.attrs["wall_time_s"]),
+                      "max_rhat_f_U": max(float(az.rhat(dt["posterior"].ds[[v]])[v].max()) for v in ("f", "U"))}
         print(f"sampled N={N}: {sampled[N]}")
     if sampled:
         save(sampled)
