@@ -283,7 +283,8 @@ def test_theory_init_starts_chains_at_the_saddle_point():
     spec = task.spec(width=20, temperature=0.2)
     sol = solve(spec, task.phi("train", spec), task.y_train)
     layout = WishartLayout.from_spec(spec)
-    start = theory_start(task, spec, chains=3, seed=0, jitter=0.0)
+    built = build_wishart(task, spec)
+    start = theory_start(built, chains=3, seed=0, jitter=0.0)
     exact = start.init_params
     U_a, Us, _ = layout.unpack({k: v[1] for k, v in exact.items()})
     np.testing.assert_allclose(float(U_a), float(sol.U_a), rtol=1e-10)
@@ -293,7 +294,7 @@ def test_theory_init_starts_chains_at_the_saddle_point():
     d = layout.dimension
     assert start.inverse_mass_matrix.shape == (d, d)
     assert np.linalg.eigvalsh(start.inverse_mass_matrix)[0] > 0
-    jittered = theory_start(task, spec, chains=3, seed=0).init_params
+    jittered = theory_start(built, chains=3, seed=0).init_params
     for name, v in jittered.items():
         d = np.asarray(v - exact[name])
         assert d.shape[0] == 3 and np.all(np.abs(d) <= 1.0) and np.std(d) > 0.2

@@ -48,7 +48,7 @@ def sample(task: Task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: st
         posterior, stats = runner(built, cfg, checkpoint=checkpoint, resume=resume,
                                   stop_after_chunks=stop_after_chunks)
     elif cfg.init == "theory":  # only kind = "wishart" (SamplerConfig)
-        start = theory_start(task, spec, cfg.chains, cfg.seed)
+        start = theory_start(built, cfg.chains, cfg.seed)
         posterior, stats = runner(built, cfg, *start)
     else:
         posterior, stats = runner(built, cfg)

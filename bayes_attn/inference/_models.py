@@ -93,13 +93,17 @@ def collapsed_model(spec: NetworkSpec, data: ModelData, k_train: Callable):
 
 @dataclass(frozen=True)
 class BuiltModel:
-    """A model, its data and the per-draw derived quantities (``derived(z) -> dict``)."""
+    """A model, its data and the per-draw derived quantities (``derived(z) -> dict``).
+
+    ``log_density``: the model's log-density as a function of its sites, where the builder has
+    one in closed form (the Wishart chain; used by ``sampler.init = "theory"``), else ``None``."""
 
     model: Callable
     derived: Callable
     data: ModelData
     spec: NetworkSpec
     collapsed: bool
+    log_density: Callable | None = None
 
 
 def build(task: Task, spec: NetworkSpec, collapsed: bool, fixed: dict | None = None) -> BuiltModel:

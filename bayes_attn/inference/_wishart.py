@@ -270,7 +270,7 @@ def build_wishart(task: Task, spec: NetworkSpec, collapsed: bool = True, *, data
         out.update(f=mean, f_var=var)
         return out
 
-    return BuiltModel(model, derived, md, spec, True)
+    return BuiltModel(model, derived, md, spec, True, log_density)
 
 
 class TheoryStart(NamedTuple):
@@ -280,9 +280,10 @@ class TheoryStart(NamedTuple):
     inverse_mass_matrix: np.ndarray | None  # (d, d), sites flattened in sorted-name order; None if -H not PD
 
 
-def theory_start(task: Task, spec: NetworkSpec, chains: int, seed: int, jitter: float = 1.0) -> TheoryStart:
+def theory_start(built: BuiltModel, chains: int, seed: int, jitter: float = 1.0) -> TheoryStart:
     """Start chains at the theory's saddle point with the Laplace metric (``sampler.init = "theory"``).
 
+    ``built``: the :func:`build_wishart` model (its data and log-density are reused, not rebuilt).
     Sites are ``layout.pack(U_a*, U_l*)`` of the saddle point of theory.md §4.3 plus an
     independent ``U(-jitter, jitter)`` per site and chain: the sites are width-scaled (posterior
     s.d. O(1), docs/wishart.md), so the chains start in the typical set yet dispersed.  The
@@ -295,14 +296,14 @@ def theory_start(task: Task, spec: NetworkSpec, chains: int, seed: int, jitter: 
     """
     from ..theory import solve  # lazy: bayes_attn.theory imports this package's siblings
 
-    sol = solve(spec, task.phi("train", spec), task.y_train, warn=False)
+    spec, md = built.spec, built.data
+    sol = solve(spec, md.phi_train, md.y, warn=False)
     if not sol.status.ok:
         raise InputError(f"sampler.init: the theory's saddle point did not converge ({sol.status.message}); "
                          "use init = \"uniform\"")
     layout = WishartLayout.from_spec(spec)
     xi = {k: jnp.asarray(v) for k, v in layout.pack(sol.U_a, sol.Us).items()}
-    md = ModelData.from_task(task, spec)
-    log_density = log_density_fn(layout, spec, kernel_fn(md.phi_train, md.phi_train), md.y)
+    log_density = built.log_density
     flat, unravel = ravel_pytree(xi)  # sorted site names, as NumPyro flattens a dense block
     neg_h = -np.asarray(jax.hessian(lambda v: log_density(unravel(v)))(flat))
     neg_h = 0.5 * (neg_h + neg_h.T)
