@@ -37,6 +37,15 @@ thin = 2
 """
 
 
+def make_smoke_data(path="smoke.npz") -> str:
+    """Tiny data set (SMOKE_CONFIG) written by ``bayes-attn potts sample``, for the examples' smoke tests."""
+    from bayes_attn.cli import main as cli
+
+    Path("smoke.toml").write_text(SMOKE_CONFIG)
+    assert cli(["potts", "sample", "smoke.toml", "--out", path]) == 0
+    return path
+
+
 def main(data, outdir, quick=False, smoke=False):
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -137,10 +146,6 @@ def plot(res, outdir):
 
 if __name__ == "__main__":
     if "--smoke" in sys.argv:
-        from bayes_attn.cli import main as cli
-
-        Path("smoke.toml").write_text(SMOKE_CONFIG)
-        assert cli(["potts", "sample", "smoke.toml", "--out", "smoke.npz"]) == 0
-        main("smoke.npz", "gap_smoke", quick=True, smoke=True)
+        main(make_smoke_data(), "gap_smoke", quick=True, smoke=True)
     else:
         main(sys.argv[1], sys.argv[2], quick="--quick" in sys.argv)

@@ -44,13 +44,10 @@ def main(argv=None):
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args(argv)
     if args.smoke:
-        from potts_gap_table import SMOKE_CONFIG
+        from potts_gap_table import make_smoke_data
 
-        from bayes_attn.cli import main as cli
-
-        Path("smoke.toml").write_text(SMOKE_CONFIG)
-        assert cli(["potts", "sample", "smoke.toml", "--out", "smoke.npz"]) == 0
-        args.data, args.outdir, args.Ms, args.lams, args.systems = "smoke.npz", "recovery_smoke", [100, 400], [1e-3], 20
+        args.data, args.outdir, args.Ms, args.lams, args.systems = make_smoke_data(), "recovery_smoke", [100, 400], \
+            [1e-3], 20
     if args.data is None or args.outdir is None:
         ap.error("DATA.npz and OUTDIR are required (or --smoke)")
     out = Path(args.outdir)
