@@ -1,99 +1,160 @@
-"""Figure: coupling recovery |corr(A_sym, J)| of FA-free vs M at fixed couplings and beta (docs/potts.md §6).
+"""Coupling recovery vs M on two ensembles at two Hamming distances, FA vs plmDCA (issue 16 item 4;
+docs/potts.md §5-6).  End to end: data (beta tuned, PT samples), fits, law fits, figure, JSON.
 
-Tests the information-limit reading of results.md "Potts §3": at D = 0.3 (ordered phase) the
-conditionals are learnt long before the individual couplings.  Extra training sequences are
-drawn from the same model (same J, U, beta; PT, `equilibrium_samples`) and appended to
-DATA.npz's training set; FA-free (1 head, L-BFGS) is fitted at every M for every lambda and the
-lambda with the best validation PL is kept.  If the estimation noise of A is ~1/M around a
-fixed signal, corr^2 = 1 / (1 + k / M); k is fitted by least squares on 1/corr^2 - 1 vs 1/M,
-and the M needed for a target |corr| is reported.  Writes OUTDIR/potts_recovery_vs_M.json/.png.
+Ensembles (project choice, docs/potts_choices.md): ``G2`` (potts.md §1.2, no fields) and
+``G2+fields`` (the same couplings plus a consensus colour per site, h_i(c_i) = 1, and N(0, 0.5^2)
+noise on every h_i(a)).  For each ensemble and target D in {0.3, 0.7}: beta is bisected once
+(couplings seed 0, |D - target| <= 0.02); each data seed is an independent PT sample of
+max(M) + 1000 + 2000 sequences (train prefix, validation, test).  Fits at every M: FA-free, one
+head, per-site bias when the data have fields, lambda chosen on validation PL; plmDCA with its
+default lambda.  Metrics: ``fa_metrics`` (zero-sum gauge).  Law: corr^2 = 1 / (1 + k / M),
+k per data seed by least squares, reported as mean +- s.e. over seeds, per ensemble and D.
 
-    python examples/potts_recovery_vs_M.py DATA.npz OUTDIR [--Ms 3000 10000 30000] [--lams 1e-4 1e-5]
-    python examples/potts_recovery_vs_M.py --smoke    # tiny data (L=5, C=3) made here, for tests
+    python examples/potts_recovery_vs_M.py OUTDIR [--cache DIR] [--stage data|fit|all] [--seeds 0 1 2]
+    python examples/potts_recovery_vs_M.py --smoke     # tiny (L = 5, C = 3), for the tests
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import jax
 import numpy as np
+from tqdm import tqdm
 
 import bayes_attn  # noqa: F401
 from bayes_attn import potts as pt
 
+ENSEMBLES = {"G2": {"generator": "G2"},
+             "G2+fields": {"generator": "G2", "consensus": 1.0, "field_sigma": 0.5}}
+FULL = {"L": 20, "C": 20, "Ms": [1000, 3000, 10000, 30000], "seeds": [0, 1, 2],
+        "sample": {"rungs": 10, "beta_min": 0.8, "beta_max": 5.0, "tol_D": 0.02, "systems": 1100,
+                   "burn_sweeps": 500, "thin": 10, "tune_systems": 100, "tune_sweeps": 400, "n_val": 1000,
+                   "n_test": 2000, "check_other": False},
+        "lams": [1e-3, 1e-4, 1e-5], "plm_lam": 5e-4, "targets": [0.3, 0.7]}
+SMOKE = {"L": 5, "C": 3, "Ms": [100, 300], "seeds": [0, 1],
+         "sample": {"rungs": 4, "beta_min": 0.3, "beta_max": 6.0, "tol_D": 0.05, "systems": 100,
+                    "burn_sweeps": 40, "thin": 2, "tune_systems": 50, "tune_sweeps": 40, "n_val": 100,
+                    "n_test": 100, "check_other": False},
+        "lams": [1e-3, 1e-4], "plm_lam": 5e-4, "targets": [0.3, 0.5]}
 
-def information_limit(Ms, corrs):
-    """Least-squares k of ``1/corr^2 - 1 = k / M`` (through the origin)."""
-    x, y = 1.0 / np.asarray(Ms, float), 1.0 / np.asarray(corrs, float) ** 2 - 1.0
-    return float(x @ y / (x @ x))
+
+def config(setup, ens, D, seed, beta="tune"):
+    return pt.SampleConfig(**ENSEMBLES[ens], L=setup["L"], C=setup["C"], seed=0, data_seed=seed, target_D=D,
+                           beta=beta, M=max(setup["Ms"]), **setup["sample"])
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("data", nargs="?")
-    ap.add_argument("outdir", nargs="?")
-    ap.add_argument("--Ms", type=int, nargs="+", default=[3000, 10000, 30000])
-    ap.add_argument("--lams", type=float, nargs="+", default=[1e-4, 1e-5])
-    ap.add_argument("--systems", type=int, default=300, help="PT systems for the extra sequences")
-    ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--target", type=float, default=0.99, help="|corr| whose M is extrapolated")
-    ap.add_argument("--smoke", action="store_true")
-    args = ap.parse_args(argv)
-    if args.smoke:
-        from potts_gap_table import make_smoke_data
+def data_stage(setup, cache: Path):
+    """Tune beta once per (ensemble, D) and write one DATA.npz per data seed into ``cache``."""
+    cache.mkdir(parents=True, exist_ok=True)
+    jobs = [(e, D) for e in ENSEMBLES for D in setup["targets"]]
+    for ens, D in tqdm(jobs, desc="data", file=sys.stdout):
+        tag = f"{ens}_D{D}"
+        tpath = cache / f"tune_{tag}.json"
+        if not tpath.exists():
+            t0 = time.time()
+            tr = pt.tune(config(setup, ens, D, 0))
+            pt.atomic_write_json(tpath, {"beta": tr.beta, "D": tr.D, "history": tr.history, "monotone": tr.monotone,
+                                         "grid_betas": tr.grid_betas, "grid_D": tr.grid_D,
+                                         "seconds": time.time() - t0})
+        beta = json.loads(tpath.read_text())["beta"]
+        for seed in setup["seeds"]:
+            path = cache / f"data_{tag}_s{seed}.npz"
+            if path.exists():
+                continue
+            t0 = time.time()
+            d = pt.make_dataset(config(setup, ens, D, seed, beta=beta))
+            info = json.loads(d["info"])
+            info["seconds"] = time.time() - t0
+            d["info"] = json.dumps(info, default=float)
+            pt.atomic_savez(path, **d)
+            eq = info["equilibration"]
+            print(f"{path.name}: beta {beta:.4f} D {eq['D']:.3f} R-hat(E) {eq['rhat_energy']:.4f} "
+                  f"{'PASS' if eq['passed'] else 'FAIL ' + '; '.join(eq['failures'])} ({info['seconds']:.0f} s)",
+                  flush=True)
 
-        args.data, args.outdir, args.Ms, args.lams, args.systems = make_smoke_data(), "recovery_smoke", [100, 400], \
-            [1e-3], 20
-    if args.data is None or args.outdir is None:
-        ap.error("DATA.npz and OUTDIR are required (or --smoke)")
-    out = Path(args.outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    d = np.load(args.data)
-    tr, va, te = d["sequences"], d["val_sequences"], d["test_sequences"]
-    model = pt.Potts(d["J"], d["U"], float(d["beta"]))
-    L, C = model.L, model.C
+
+def _cells(setup):
+    return [(M, e, D, s) for M in setup["Ms"] for e in ENSEMBLES for D in setup["targets"] for s in setup["seeds"]]
+
+
+def fit_stage(setup, cache: Path, out: Path, smoke=False):
+    """FA and plmDCA at every (M, ensemble, D, seed), smallest M first; rows saved as they finish
+    (a rerun skips the cells already in the JSON), then the law fits and the figure."""
+    path = out / "potts_recovery.json"
+    res = json.loads(path.read_text()) if path.exists() and not smoke else {"rows": []}
+    res.update(setup={k: v for k, v in setup.items()}, ensembles=ENSEMBLES,
+               law="corr_K^2 = 1 / (1 + k / M), k per data seed by least squares through the origin on "
+                   "1/corr^2 - 1 vs 1/M; mean +- s.e. over seeds")
+    done = {(r["model"], r["M"], r["ensemble"], r["D_target"], r["seed"]) for r in res["rows"]}
+    warm = {}
     t0 = time.time()
-    n_extra = max(args.Ms) - len(tr)
-    extra = np.zeros((0, L), tr.dtype)
-    report = None
-    if n_extra > 0:
-        burn = 50 if args.smoke else 1000
-        extra, report = pt.equilibrium_samples(jax.random.PRNGKey(args.seed), model.J, model.U, model.h, model.beta,
-                                               n_extra, systems=args.systems, burn_sweeps=burn, thin=10,
-                                               check_other=False)
-        print(f"{n_extra} extra sequences ({time.time() - t0:.0f} s): D {pt.hamming_distance(extra, C):.3f} "
-              f"(training set {pt.hamming_distance(tr, C):.3f}); equilibration "
-              f"{'PASS' if report.passed else 'FAIL ' + '; '.join(report.failures)}", flush=True)
-    seqs = np.concatenate([tr, extra.astype(tr.dtype)])
-    nll_star = pt.nll_star(model, te)
-    rows = []
-    for M in args.Ms:
-        best = None
-        for lam in args.lams:
-            p, info = pt.fit_lbfgs(jax.random.PRNGKey(3), seqs[:M], pt.FAConfig(L, C), lam)
-            A, V = np.asarray(p["A"][0]), np.asarray(p["V"][0])
-            row = {"M": M, "lam": lam, "val_nll": float(pt.pl_loss(p, va)),
-                   "gap": float(pt.pl_loss(p, te)) - nll_star,
-                   "eps_J": pt.coupling_error(np.asarray(pt.fa_couplings(p)), model.beta, model.J, model.U),
-                   **pt.factor_recovery(0.5 * (A + A.T), V, model.J, model.U), "converged": bool(info.converged),
-                   "grad_norm": float(info.grad_norm), "iterations": int(info.iterations),
-                   "seconds": round(time.time() - t0, 1)}
-            print(json.dumps(row), flush=True)
-            if best is None or row["val_nll"] < best["val_nll"]:
-                best = row
-        rows.append(best)
-    k = information_limit([r["M"] for r in rows], [r["corr_A_J"] for r in rows])
-    M_target = k / (1.0 / args.target ** 2 - 1.0)
-    res = {"beta": model.beta, "D_train": pt.hamming_distance(tr, C), "nll_star": nll_star, "rows": rows,
-           "k": k, "target_corr": args.target, "M_for_target": M_target,
-           "extra_equilibration_passed": None if report is None else bool(report.passed)}
-    (out / "potts_recovery_vs_M.json").write_text(json.dumps(res, indent=1, default=float))
-    print(f"k = {k:.0f}: |corr| = {args.target} needs M ~ {M_target:.0f}")
-    plot(res, out / "potts_recovery_vs_M.png")
+    for M, ens, D, seed in tqdm(_cells(setup), desc="fits", file=sys.stdout):
+        tag = f"{ens}_D{D}"
+        d = np.load(cache / f"data_{tag}_s{seed}.npz")
+        model = pt.Potts(d["J"], d["U"], float(d["beta"]), d["h"] if "h" in d.files else None)
+        data = {"val": d["val_sequences"], "test": d["test_sequences"]}
+        tr = d["sequences"][:M]
+        base = {"M": M, "ensemble": ens, "D_target": D, "seed": seed, "beta": model.beta,
+                "D_train": pt.hamming_distance(tr, model.C)}
+        if ("FA", M, ens, D, seed) not in done:
+            t1 = time.time()
+            p, cfg, best, scan = pt.fit_fa_scan(
+                jax.random.PRNGKey(seed), tr, data["val"], model.L, model.C, lams=setup["lams"],
+                fields=(model.h is not None,), stop_when_worse=True, init=warm.get((ens, D, seed)))
+            warm[(ens, D, seed)] = p
+            row = {"model": "FA", **base, "fields": cfg.bias, "lam": best["lam"], "fit": best["fit"],
+                   "scan": [{k: e[k] for k in ("lam", "val_nll")} | {"reason": e["fit"]["reason"]} for e in scan],
+                   **pt.fa_metrics(p, model, data), "seconds": time.time() - t1}
+            res["rows"].append(row)
+            pt.atomic_write_json(path, res)
+            print(f"FA  M={M} {tag} s{seed}: corr_K {row['corr_K']:.3f} eps_J {row['eps_J']:.3f} "
+                  f"lam {row['lam']:g} {row['fit']['reason']} ({row['seconds']:.0f} s)", flush=True)
+        if ("plmDCA", M, ens, D, seed) not in done:
+            t1 = time.time()
+            p, info = pt.fit_plmdca(tr, model.C, setup["plm_lam"])
+            row = {"model": "plmDCA", **base, "fields": True, "lam": setup["plm_lam"], "fit": info._asdict(),
+                   **pt.fa_metrics(p, model, data), "seconds": time.time() - t1}
+            res["rows"].append(row)
+            pt.atomic_write_json(path, res)
+            print(f"plm M={M} {tag} s{seed}: corr_K {row['corr_K']:.3f} eps_J {row['eps_J']:.3f} "
+                  f"{row['fit']['reason']} ({row['seconds']:.0f} s)", flush=True)
+    res["laws"] = laws(res["rows"])
+    res["seconds_this_run"] = time.time() - t0
+    pt.atomic_write_json(path, res)
+    plot(res, out / "potts_recovery.png")
+
+
+def law_k(Ms, corrs):
+    """Least-squares k of 1/corr^2 - 1 = k / M (through the origin) and its standard error."""
+    x, y = 1.0 / np.asarray(Ms, float), 1.0 / np.asarray(corrs, float) ** 2 - 1.0
+    k = float(x @ y / (x @ x))
+    se = float(np.sqrt(np.sum((y - k * x) ** 2) / max(len(x) - 1, 1) / (x @ x))) if len(x) > 1 else float("nan")
+    return k, se
+
+
+def laws(rows):
+    """k per (model, ensemble, D): per-seed least squares, mean +- s.e. over seeds, and the pooled fit."""
+    out = []
+    keys = sorted({(r["model"], r["ensemble"], r["D_target"]) for r in rows})
+    for mdl, ens, D in keys:
+        sel = [r for r in rows if (r["model"], r["ensemble"], r["D_target"]) == (mdl, ens, D)]
+        seeds = sorted({r["seed"] for r in sel})
+        ks = []
+        for s in seeds:
+            rs = [r for r in sel if r["seed"] == s]
+            if len(rs) >= 2:
+                ks.append(law_k([r["M"] for r in rs], [r["corr_K"] for r in rs])[0])
+        kp, kp_se = law_k([r["M"] for r in sel], [r["corr_K"] for r in sel])
+        out.append({"model": mdl, "ensemble": ens, "D_target": D, "Ms": sorted({r["M"] for r in sel}),
+                    "k_per_seed": ks, "k_mean": float(np.mean(ks)) if ks else None,
+                    "k_se": float(np.std(ks, ddof=1) / np.sqrt(len(ks))) if len(ks) > 1 else None,
+                    "k_pooled": kp, "k_pooled_se": kp_se, "n_cells": len(sel)})
+    return out
 
 
 def plot(res, path):
@@ -102,22 +163,67 @@ def plot(res, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    Ms = np.array([r["M"] for r in res["rows"]], float)
-    grid = np.geomspace(Ms.min() / 2, max(res["M_for_target"], Ms.max()) * 1.5, 200)
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
-    ax.plot(Ms, [r["corr_A_J"] for r in res["rows"]], "o", label="FA-free fit, |corr(A_sym, J)|")
-    ax.plot(Ms, [r["corr_V_U"] for r in res["rows"]], "s", label="FA-free fit, |corr(V0, U0)|")
-    ax.plot(grid, 1 / np.sqrt(1 + res["k"] / grid), "-", lw=1, label=f"1/sqrt(1 + k/M), k = {res['k']:.0f}")
-    ax.axhline(res["target_corr"], ls=":", color="k", lw=1)
-    ax.set_xscale("log")
-    ax.set_xlabel("M (training sequences)")
-    ax.set_ylabel("|corr|")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(f"coupling recovery at D = {res['D_train']:.2f}, beta = {res['beta']:.3f}", fontsize=9)
-    ax.legend(fontsize=7)
+    rows = res["rows"]
+    ens = list(ENSEMBLES)
+    Ds = res["setup"]["targets"]
+    fig, axes = plt.subplots(len(ens), len(Ds), figsize=(4.2 * len(Ds), 3.3 * len(ens)), squeeze=False)
+    for a, e in enumerate(ens):
+        for b, D in enumerate(Ds):
+            ax = axes[a, b]
+            for mdl, mk in (("FA", "o-"), ("plmDCA", "s--")):
+                sel = [r for r in rows if r["model"] == mdl and r["ensemble"] == e and r["D_target"] == D]
+                Ms = sorted({r["M"] for r in sel})
+                if not Ms:
+                    continue
+                c = [[r["corr_K"] for r in sel if r["M"] == M] for M in Ms]
+                mu = [np.mean(x) for x in c]
+                se = [np.std(x, ddof=1) / np.sqrt(len(x)) if len(x) > 1 else 0.0 for x in c]
+                ax.errorbar(Ms, mu, yerr=se, fmt=mk, ms=4, capsize=3, label=f"{mdl} (mean +- s.e., {len(c[0])} seeds)")
+                law = [x for x in res.get("laws", []) if (x["model"], x["ensemble"], x["D_target"]) == (mdl, e, D)]
+                if law and law[0]["k_mean"]:
+                    g = np.geomspace(min(Ms) / 1.5, max(Ms) * 1.5, 100)
+                    ax.plot(g, 1 / np.sqrt(1 + law[0]["k_mean"] / g), lw=0.8, color=ax.lines[-1].get_color(),
+                            alpha=0.6)
+            ax.set_xscale("log")
+            ax.set_ylim(0, 1.02)
+            ax.set_title(f"{e}, D = {D}", fontsize=9)
+            ax.set_xlabel("M")
+            ax.set_ylabel("corr(gauged K, truth)")
+            ax.legend(fontsize=6, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    pt.atomic_write_bytes(path, _png(fig))
     print(f"wrote {path}")
+
+
+def _png(fig) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    return buf.getvalue()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir", nargs="?")
+    ap.add_argument("--cache", help="folder for the data sets (default OUTDIR/potts_recovery_data)")
+    ap.add_argument("--stage", choices=("data", "fit", "all"), default="all")
+    ap.add_argument("--seeds", type=int, nargs="+")
+    ap.add_argument("--smoke", action="store_true")
+    args = ap.parse_args(argv)
+    setup = dict(SMOKE if args.smoke else FULL)
+    if args.seeds:
+        setup["seeds"] = args.seeds
+    if args.smoke and args.outdir is None:
+        args.outdir = "recovery_smoke"
+    if args.outdir is None:
+        ap.error("OUTDIR is required (or --smoke)")
+    out = Path(args.outdir)
+    cache = Path(args.cache) if args.cache else out / "potts_recovery_data"
+    if args.stage in ("data", "all"):
+        data_stage(setup, cache)
+    if args.stage in ("fit", "all"):
+        fit_stage(setup, cache, out, smoke=args.smoke)
 
 
 if __name__ == "__main__":

@@ -4,22 +4,26 @@ File contract:
 
 * ``potts sample CONFIG.toml --out DATA.npz`` writes ``sequences`` (M, L) int in [0, C) (train),
   ``val_sequences``, ``test_sequences``, the truth ``J`` (L, L), ``U`` (C, C), ``beta``, ``h``
-  (L, C) when fields are on, and ``info`` (JSON: generator, tuning and equilibration report).
+  (L, C) and ``consensus`` (L,) when the model has fields, and ``info`` (JSON: configuration,
+  tuning and equilibration report).
 * ``potts fit DATA.npz --model factored|softmax|plmdca|transformer --out FIT.npz`` reads
   ``sequences`` (and ``val_sequences`` / ``test_sequences`` when present) and never needs the
-  truth; writes ``couplings`` (L, L, C, C) (attention, plmDCA), ``A`` (H, L, L), ``V`` (H, C, C)
-  (attention), and ``FIT.json`` with the fit report and, when the truth is in DATA.npz, the test
-  metrics (NLL gap to NLL*, eps_J, |corr|).
+  truth; writes ``couplings`` (L, L, C, C) and ``fields`` (L, C) (raw parameters; ``fields`` only
+  for models that have them), ``A`` (H, L, L) and ``V`` (H, C, C) (attention), and ``FIT.json``:
+  the validation scan over ``--lam`` x ``--heads`` x fields (the chosen entry has the smallest
+  validation PL), the fit report (stopping reason, gradient norm) and, when the truth is in
+  DATA.npz, the test metrics of ``fa_metrics`` in the zero-sum gauge (stated in the file).
 * ``potts replica --out CURVES.npz [--plot FIG.png]`` writes theory curves and simulations.
 
-``[potts]`` table of CONFIG.toml (all optional)::
+``[potts]`` table of CONFIG.toml (all optional; ``bayes_attn.potts.SampleConfig``)::
 
-    generator = "G2"; L = 20; C = 20; seed = 0; field_sigma = 0.0
+    generator = "G2"; L = 20; C = 20; seed = 0; data_seed = 0
+    field_sigma = 0.0; consensus = 0.0      # h_i(a) = consensus [a = c_i] + field_sigma N(0, 1)
     beta = "tune"          # or a number
     target_D = 0.3; tol_D = 0.01
     M = 3000; n_val = 1000; n_test = 2000
     rungs = 16; beta_min = 0.8; beta_max = 4.0; systems = 200; burn_sweeps = 1000; thin = 10
-    tune_systems = 100; tune_sweeps = 600
+    tune_systems = 100; tune_sweeps = 600; check_other = true
 """
 
 from __future__ import annotations
@@ -30,12 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import InputError, nonnegative_int, one_of, positive, require
+from .._errors import InputError, positive, require
 
-SAMPLE_KEYS = {"generator": "G2", "L": 20, "C": 20, "seed": 0, "field_sigma": 0.0, "beta": "tune", "target_D": 0.3,
-               "tol_D": 0.01, "M": 3000, "n_val": 1000, "n_test": 2000, "rungs": 16, "beta_min": 0.8,
-               "beta_max": 4.0, "systems": 200, "burn_sweeps": 1000, "thin": 10, "tune_systems": 100,
-               "tune_sweeps": 600}
 MODELS = ("factored", "softmax", "plmdca", "transformer")
 
 
@@ -49,15 +49,23 @@ def register(sub) -> None:
     f = ps.add_parser("fit", help="fit factored attention / plmDCA / a transformer to sequences")
     f.add_argument("data", help="DATA.npz with `sequences`")
     f.add_argument("--model", default="factored", choices=MODELS)
-    f.add_argument("--out", required=True, help="output FIT.npz (metrics in FIT.json)")
-    f.add_argument("--lam", type=float, action="append", help="L2 weight (repeat: chosen on validation)")
-    f.add_argument("--heads", type=int, default=1)
+    f.add_argument("--out", required=True, help="output FIT.npz (report in FIT.json)")
+    f.add_argument("--lam", type=float, nargs="+", action="extend",
+                   help="L2 weights (several: chosen on validation PL; default 1e-3 1e-4 1e-5, plmDCA 5e-4)")
+    f.add_argument("--heads", type=int, nargs="+", action="extend",
+                   help="attention heads (several: chosen on validation PL; default 1)")
+    g = f.add_mutually_exclusive_group()
+    g.add_argument("--fields", dest="fields", action="store_const", const="on",
+                   help="per-site fields b_i(a) on (default for factored/softmax: fit with and without, "
+                        "keep the better validation PL)")
+    g.add_argument("--no-fields", dest="fields", action="store_const", const="off", help="no per-site fields")
+    f.add_argument("--C", type=int, dest="C", help="number of colours (default: from the data)")
     f.add_argument("--layers", type=int, default=2, help="transformer layers")
     f.add_argument("--d-model", type=int, default=32)
     f.add_argument("--steps", type=int, default=3000, help="transformer steps")
     f.add_argument("--max-iter", type=int, default=3000, help="L-BFGS iterations")
     f.add_argument("--seed", type=int, default=0)
-    f.set_defaults(func=run_fit)
+    f.set_defaults(func=run_fit, fields=None)
     r = ps.add_parser("replica", help="ridge/replica theory curves and simulations (potts.md §9.2)")
     r.add_argument("--out", required=True, help="output CURVES.npz")
     r.add_argument("--plot", help="PNG figure")
@@ -72,68 +80,30 @@ def register(sub) -> None:
 
 
 # ---------------------------------------------------------------------------- sample
-def _sample_config(path) -> dict:
+def _sample_config(path):
+    from ..potts import SampleConfig
+
     path = Path(path)
     require(path.is_file(), "config", f"file not found: {path}")
     try:
         raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"config: invalid TOML ({exc})") from None
-    table = raw.get("potts", {})
-    require(isinstance(table, dict), "potts", "must be a table")
-    extra = sorted(set(table) - set(SAMPLE_KEYS))
-    require(not extra, f"potts.{extra[0]}" if extra else "potts", "unknown key")
-    cfg = {**SAMPLE_KEYS, **table}
-    one_of(cfg["generator"], ("G1", "G2", "G3", "G4"), "potts.generator")
-    for k in ("L", "C", "M", "n_val", "n_test", "rungs", "systems", "burn_sweeps", "thin", "tune_systems",
-              "tune_sweeps"):
-        positive(cfg[k], f"potts.{k}", integer=True)
-    nonnegative_int(cfg["seed"], "potts.seed")
-    for k in ("target_D", "tol_D", "beta_min", "beta_max"):
-        positive(cfg[k], f"potts.{k}")
-    require(cfg["field_sigma"] >= 0, "potts.field_sigma", f"must be >= 0, got {cfg['field_sigma']}")
-    if cfg["beta"] != "tune":
-        positive(cfg["beta"], "potts.beta")
-    return cfg
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"config: invalid TOML ({str(exc).splitlines()[0]})") from None
+    return SampleConfig.from_table(raw.get("potts", {}))
 
 
 def run_sample(args) -> int:
-    import jax
-
     from .. import potts as pt
 
     cfg = _sample_config(args.config)
-    L, C = cfg["L"], cfg["C"]
-    J, U = pt.generate_couplings(cfg["generator"], L, C, cfg["seed"])
-    h = (cfg["field_sigma"] * np.random.default_rng(cfg["seed"] + 1).standard_normal((L, C))
-         if cfg["field_sigma"] > 0 else None)
-    key = jax.random.PRNGKey(cfg["seed"])
-    k1, k2 = jax.random.split(key)
-    info = {"config": cfg, "convention": "H = -sum_{i<j} J_ij U_{s_i s_j} - sum_i h_i(s_i)"}
-    beta = cfg["beta"]
-    if beta == "tune":
-        tr = pt.tune_beta(k1, J, U, h, target=cfg["target_D"], tol=cfg["tol_D"], beta_min=cfg["beta_min"],
-                          beta_max=cfg["beta_max"], rungs=cfg["rungs"], systems=cfg["tune_systems"],
-                          sweeps=cfg["tune_sweeps"], thin=cfg["thin"],
-                          progress=lambda b, D: print(f"tune: beta={b:.4f} D={D:.4f}", flush=True))
-        beta = tr.beta
-        info["tuning"] = {"beta": tr.beta, "D": tr.D, "grid_betas": tr.grid_betas.tolist(),
-                          "grid_D": tr.grid_D.tolist(), "history": tr.history, "monotone": tr.monotone}
-        if abs(tr.D - cfg["target_D"]) > cfg["tol_D"]:
-            print(f"warning: bisection stopped at D={tr.D:.4f}, outside target {cfg['target_D']} +- {cfg['tol_D']}")
-    n = cfg["M"] + cfg["n_val"] + cfg["n_test"]
-    beta_min = min(cfg["beta_min"], 0.5 * beta)
-    s, rep = pt.equilibrium_samples(k2, J, U, h, float(beta), n, beta_min=beta_min, rungs=cfg["rungs"],
-                                    systems=min(cfg["systems"], n), burn_sweeps=cfg["burn_sweeps"], thin=cfg["thin"])
-    info["equilibration"] = rep.summary()
-    print(f"beta={beta:.4f} D={rep.D:.4f} energy/site={rep.energy_per_site:.4f} "
-          f"equilibration {'PASS' if rep.passed else 'FAIL: ' + '; '.join(rep.failures)}")
-    M, nv = cfg["M"], cfg["n_val"]
-    out = {"sequences": s[:M], "val_sequences": s[M:M + nv], "test_sequences": s[M + nv:], "J": J, "U": U,
-           "beta": np.float64(beta), "info": json.dumps(info, default=float)}
-    if h is not None:
-        out["h"] = h
-    np.savez(args.out, **out)
+    d = pt.make_dataset(cfg, progress=lambda b, D: print(f"tune: beta={b:.4f} D={D:.4f}", flush=True))
+    info = json.loads(d["info"])
+    tun, rep = info.get("tuning"), info["equilibration"]
+    if tun and not tun["reached"]:
+        print(f"warning: bisection stopped at D={tun['D']:.4f}, outside target {cfg.target_D} +- {cfg.tol_D}")
+    print(f"beta={float(d['beta']):.4f} D={rep['D']:.4f} energy/site={rep['energy_per_site']:.4f} "
+          f"equilibration {'PASS' if rep['passed'] else 'FAIL: ' + '; '.join(rep['failures'])}")
+    pt.atomic_savez(args.out, **d)
     return 0
 
 
@@ -143,10 +113,67 @@ def _load_data(path):
     require(path.is_file(), "data", f"file not found: {path}")
     try:
         d = np.load(path, allow_pickle=False)
+        arrays = {k: d[k] for k in d.files}
     except Exception as exc:  # noqa: BLE001 - any unreadable file is bad input
         raise InputError(f"data: cannot read {path} as .npz ({type(exc).__name__})") from None
-    require("sequences" in d.files, "data", f"{path.name} has no `sequences` array")
-    return {k: d[k] for k in d.files}
+    require("sequences" in arrays, "data", f"{path.name} has no `sequences` array")
+    return arrays
+
+
+def _splits(d, C_opt):
+    """Validated (train, val, test, C): C from --C, else from U in DATA, else from the data."""
+    from ..potts import check_sequences
+
+    s = check_sequences(d["sequences"], min_rows=2)
+    L = s.shape[1]
+    others = {k: check_sequences(d[k], None, L, k) for k in ("val_sequences", "test_sequences") if k in d}
+    hi = max(int(x.max()) for x in (s, *others.values())) + 1
+    if C_opt is not None:
+        positive(C_opt, "C", integer=True)
+        C = C_opt
+    elif "U" in d:
+        C = int(np.shape(d["U"])[0])
+    else:
+        C = hi
+    if "U" in d:
+        require(np.ndim(d["U"]) == 2 and np.shape(d["U"])[0] == C, "C",
+                f"is {C} but DATA's U has shape {np.shape(d['U'])}")
+    s = check_sequences(s, C, L, "sequences", min_rows=2)
+    val = check_sequences(others["val_sequences"], C, L, "val_sequences") if "val_sequences" in others else None
+    test = check_sequences(others["test_sequences"], C, L, "test_sequences") if "test_sequences" in others else None
+    if val is None:
+        n = max(len(s) // 10, 1)
+        s, val = s[:-n], s[-n:]
+    return s, val, test, C
+
+
+def _truth(d):
+    from ..potts import Potts
+
+    if not all(k in d for k in ("J", "U", "beta")):
+        return None
+    return Potts(d["J"], d["U"], float(d["beta"]), d.get("h"))
+
+
+def _check_options(args):
+    lams = args.lam or ([5e-4] if args.model == "plmdca" else [1e-3, 1e-4, 1e-5])
+    for lam in lams:
+        require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
+    heads = args.heads or [1]
+    for h in heads:
+        positive(h, "heads", integer=True)
+    if args.model == "transformer":
+        require(args.fields is None, "fields", "the transformer has no per-site fields (use factored, softmax "
+                "or plmdca)")
+        require(len(heads) == 1, "heads", "the transformer takes one value")
+    if args.model == "plmdca":
+        require(args.fields != "off", "fields", "plmDCA always fits fields")
+        require(len(heads) == 1 and heads[0] == 1, "heads", "plmDCA has no heads")
+    for name in ("layers", "d_model", "steps"):
+        positive(getattr(args, name), name.replace("_", "-"), integer=True)
+    require(args.max_iter >= 1, "max-iter", f"must be >= 1, got {args.max_iter}")
+    fields = {"on": (True,), "off": (False,), None: (False, True)}[args.fields]
+    return lams, heads, fields
 
 
 def run_fit(args) -> int:
@@ -154,69 +181,57 @@ def run_fit(args) -> int:
 
     from .. import potts as pt
 
+    lams, heads, fields = _check_options(args)
     d = _load_data(args.data)
-    s = pt.check_sequences(d["sequences"])
+    s, val, test, C = _splits(d, args.C)
     L = s.shape[1]
-    C = int(s.max()) + 1 if "U" not in d else None
-    # the number of colours is a property of the data alphabet; the truth is never needed to fit
-    C = max(C or 0, int(s.max()) + 1, *(int(d[k].max()) + 1 for k in ("val_sequences", "test_sequences") if k in d))
-    val = pt.check_sequences(d["val_sequences"], C, L, "val_sequences") if "val_sequences" in d else None
-    test = pt.check_sequences(d["test_sequences"], C, L, "test_sequences") if "test_sequences" in d else None
-    if val is None:
-        n = max(len(s) // 10, 1)
-        s, val = s[:-n], s[-n:]
-    positive(args.heads, "heads", integer=True)
-    lams = args.lam or ([5e-4] if args.model == "plmdca" else [1e-4])
-    for lam in lams:
-        require(lam >= 0, "lam", f"must be >= 0, got {lam}")
+    model = _truth(d)
     key = jax.random.PRNGKey(args.seed)
-    report, out = {"model": args.model, "L": L, "C": C, "M": len(s)}, {}
+    report, out = {"model": args.model, "L": L, "C": C, "M": len(s), "n_val": len(val)}, {}
+    data = {"val": val, "test": test}
     if args.model == "transformer":
-        cfg = pt.TransformerConfig(L, C, d_model=args.d_model, layers=args.layers, steps=args.steps,
-                                   heads=max(args.heads, 1))
+        cfg = pt.TransformerConfig(L, C, d_model=args.d_model, layers=args.layers, steps=args.steps, heads=heads[0])
         params, hist = pt.fit_transformer(key, s, val, cfg)
         report["history"] = hist
-        nll_of = lambda x: pt.transformer_pl_loss(params, x, cfg.heads)  # noqa: E731
-    else:
+        report.update(pt.fa_metrics(params, model, data,
+                                    nll=lambda x: pt.transformer_pl_loss(params, x, cfg.heads)))
+    elif args.model == "plmdca":
         fits = []
         for lam in lams:
-            if args.model == "plmdca":
-                params, info = pt.fit_plmdca(s, C, lam, max_iter=args.max_iter)
-                lg = lambda p, x: pt.plm_logits(p, x)  # noqa: E731
-            else:
-                fc = pt.FAConfig(L, C, kind="free" if args.model == "factored" else "softmax", heads=args.heads)
-                params, info = pt.fit_lbfgs(key, s, fc, lam, max_iter=args.max_iter)
-                lg = pt.fa_logits
-            v = float(pt.pseudo_nll(lg(params, val), val))
-            fits.append((v, lam, params, info))
-            print(f"lam={lam:g}: val PL {v:.5f}  grad-norm {info.grad_norm:.2e}  "
-                  f"{'converged' if info.converged else 'NOT CONVERGED'} in {info.iterations} iterations")
+            p, info = pt.fit_plmdca(s, C, lam, max_iter=args.max_iter)
+            v = float(pt.pseudo_nll(pt.plm_logits(p, val), val))
+            fits.append((v, lam, p, info))
+            print(f"lam={lam:g}: val PL {v:.5f}  {info.reason} in {info.iterations} it., grad {info.grad_norm:.1e}")
         v, lam, params, info = min(fits, key=lambda t: t[0])
-        report.update(lam=lam, val_nll=v, fit=info._asdict(), scan=[(t[1], t[0]) for t in fits])
-        if args.model == "plmdca":
-            out["couplings"] = pt.plm_couplings(params)
-            out["h"] = np.asarray(params["h"])
-        else:
-            out["couplings"] = np.asarray(pt.fa_couplings(params))
-            out["A"] = np.asarray(pt.fa_attention(params))
-            out["V"] = np.asarray(params["V"])
-        nll_of = lambda x: float(pt.pseudo_nll(lg(params, x), x))  # noqa: E731
-    if test is not None:
-        report["test_nll"] = float(nll_of(test))
-        if all(k in d for k in ("J", "U", "beta")):
-            model = pt.Potts(d["J"], d["U"], float(d["beta"]), d.get("h"))
-            report["nll_star"] = pt.nll_star(model, test)
-            report["nll_gap"] = report["test_nll"] - report["nll_star"]
-            if "couplings" in out:
-                report["eps_J"] = pt.coupling_error(out["couplings"], model.beta, model.J, model.U)
-                Jh, Uh, _ = pt.kronecker_rank1(out["couplings"])
-                report["corr_Jhat_J_rank1"] = pt.abs_corr(pt.offdiag(Jh), pt.offdiag(model.J))
-            if "A" in out and out["A"].shape[0] == 1:
-                A = out["A"][0]
-                report.update(pt.factor_recovery(0.5 * (A + A.T), out["V"][0], model.J, model.U))
-    np.savez(args.out, **out)
-    Path(args.out).with_suffix(".json").write_text(json.dumps(report, indent=1, default=float))
-    print(json.dumps({k: v for k, v in report.items() if k not in ("history", "scan", "fit")}, default=float))
+        report.update(chosen={"lam": lam, "fields": True}, fit=info._asdict(),
+                      scan=[{"lam": t[1], "val_nll": t[0], "fit": t[3]._asdict()} for t in fits])
+        out["couplings"], out["fields"] = pt.couplings_and_fields(params)
+        report.update(pt.fa_metrics(params, model, data))
+    else:
+        def show(e):
+            print(f"heads={e['heads']} fields={'on' if e['fields'] else 'off'} lam={e['lam']:g}: val PL "
+                  f"{e['val_nll']:.5f}  {e['fit']['reason']} in {e['fit']['iterations']} it., "
+                  f"grad {e['fit']['grad_norm']:.1e}", flush=True)
+
+        params, cfg, best, scan = pt.fit_fa_scan(key, s, val, L, C, kind="free" if args.model == "factored"
+                                                 else "softmax", heads=heads, lams=lams, fields=fields,
+                                                 max_iter=args.max_iter, progress=show)
+        report.update(chosen={k: best[k] for k in ("heads", "fields", "lam")}, fit=best["fit"], scan=scan,
+                      choice="smallest validation PL over the scan")
+        if len(fields) == 2:
+            report["fields_comparison"] = {
+                ("with" if f else "without"): min(e["val_nll"] for e in scan if e["fields"] == f) for f in fields}
+        K, b = pt.couplings_and_fields(params)
+        out["couplings"] = K
+        if b is not None:
+            out["fields"] = b
+        out["A"] = np.asarray(pt.fa_attention(params))
+        out["V"] = np.asarray(params["V"])
+        report.update(pt.fa_metrics(params, model, data))
+    pt.atomic_savez(args.out, **out)
+    pt.atomic_write_json(Path(args.out).with_suffix(".json"), report)
+    print(json.dumps({k: v for k, v in report.items() if k not in ("history", "scan", "fit", "gauge")},
+                     default=float))
     return 0
 
 
@@ -230,7 +245,7 @@ def run_replica(args) -> int:
         positive(a, "alphas")
     teacher = pt.gaussian_teacher(args.L, args.nu, args.seed)
     curves = pt.replica_curves(teacher, args.alphas, args.lam, sites=args.sites, reps=args.reps, seed=args.seed + 1)
-    np.savez(args.out, **curves)
+    pt.atomic_savez(args.out, **curves)
     if args.plot:
         pt.plot_replica(curves, args.plot)
     return 0

@@ -25,5 +25,13 @@ from ._plots import *  # noqa: F401,F403
 from ._plots import __all__ as _a9
 from ._bayes import *  # noqa: F401,F403
 from ._bayes import __all__ as _a10
+from ._fields import *  # noqa: F401,F403
+from ._fields import __all__ as _a11
+from ._data import *  # noqa: F401,F403
+from ._data import __all__ as _a12
+from ._files import *  # noqa: F401,F403
+from ._files import __all__ as _a13
+from ._metrics import *  # noqa: F401,F403
+from ._metrics import __all__ as _a14
 
-__all__ = sorted({*_a1, *_a2, *_a3, *_a4, *_a5, *_a6, *_a7, *_a8, *_a9, *_a10})
+__all__ = sorted({*_a1, *_a2, *_a3, *_a4, *_a5, *_a6, *_a7, *_a8, *_a9, *_a10, *_a11, *_a12, *_a13, *_a14})

@@ -17,6 +17,7 @@ averaged over the M*L conditional terms.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -117,19 +118,22 @@ def mlm_loss(params: dict, s, positions) -> jax.Array:
     return -jnp.mean(logp[m, jnp.asarray(s)[m, positions]])
 
 
+STOP_REASONS = ("running", "gradient", "objective", "stalled", "max_iter")
+
+
 class FitInfo(NamedTuple):
     loss: float          # final regularised training objective
-    grad_norm: float
+    grad_norm: float     # final gradient norm
     iterations: int
-    converged: bool
+    converged: bool      # stopped on the gradient tolerance or on the relative decrease of the objective
+    reason: str = ""     # "gradient" | "objective" | "stalled" (a step that moved nothing) | "max_iter"
+    rel_decrease: float = float("nan")   # relative decrease of the objective at the last iteration
 
 
-def lbfgs(objective, params, *args, max_iter: int = 2000, tol: float = 1e-6, memory: int = 20):
-    """Minimise ``objective(params, *args)`` with optax L-BFGS (zoom line search) until the
-    gradient norm <= ``tol`` or ``max_iter``; returns (params, FitInfo).  Data travel as
-    arguments (not constants) so XLA does not constant-fold them.  Non-convergence is
-    reported in ``FitInfo.converged``, never hidden."""
-    nonnegative_int(max_iter, "max_iter")
+@functools.lru_cache(maxsize=64)
+def _lbfgs_runner(objective, max_iter, tol, rtol, patience, memory):
+    """The jitted L-BFGS loop, built once per (objective, settings): a fit at another lambda or data
+    set of the same shapes reuses the compiled code (a fresh closure per call recompiled every fit)."""
     opt = optax.lbfgs(memory_size=memory)
 
     @jax.jit
@@ -138,36 +142,71 @@ def lbfgs(objective, params, *args, max_iter: int = 2000, tol: float = 1e-6, mem
         vg = optax.value_and_grad_from_state(f)
 
         def step(carry):
-            p, st, _, it = carry
+            p, st, _, it, f_prev, n_small, _, _ = carry
             value, grad = vg(p, state=st)
             upd, st = opt.update(grad, st, p, value=value, grad=grad, value_fn=f)
-            p = optax.apply_updates(p, upd)
-            return p, st, optax.tree.norm(grad), it + 1
+            rel = (f_prev - value) / jnp.maximum(jnp.abs(value), 1.0)
+            n_small = jnp.where(rel <= rtol, n_small + 1, 0)
+            moved = optax.tree.norm(upd) > 0
+            return optax.apply_updates(p, upd), st, optax.tree.norm(grad), it + 1, value, n_small, rel, moved
 
         def cond(carry):
-            return (carry[3] < max_iter) & (carry[2] > tol)
+            _, _, gn, it, _, n_small, _, moved = carry
+            return (it < max_iter) & (gn > tol) & (n_small < patience) & moved
 
-        init = (params, opt.init(params), jnp.asarray(jnp.inf), jnp.asarray(0))
-        p, _, _, it = jax.lax.while_loop(cond, step, init)
+        init = (params, opt.init(params), jnp.asarray(jnp.inf), jnp.asarray(0), jnp.asarray(jnp.inf),
+                jnp.asarray(0), jnp.asarray(jnp.inf), jnp.asarray(True))
+        p, _, gn_last, it, _, n_small, rel, moved = jax.lax.while_loop(cond, step, init)
         value, grad = jax.value_and_grad(f)(p)
-        return p, value, optax.tree.norm(grad), it
+        return p, value, optax.tree.norm(grad), it, n_small, rel, moved, gn_last
 
-    p, value, gn, it = run(params, *args)
+    return run
+
+
+def lbfgs(objective, params, *args, max_iter: int = 2000, tol: float = 1e-6, rtol: float = 1e-9,
+          patience: int = 3, memory: int = 20):
+    """Minimise ``objective(params, *args)`` with optax L-BFGS (zoom line search).
+
+    Stopping rule (issue 16 item 3): the gradient norm <= ``tol`` (reason ``"gradient"``), or the
+    relative decrease ``(f_{k-1} - f_k) / max(|f_k|, 1) <= rtol`` on ``patience`` consecutive
+    iterations (``"objective"``); both are convergence.  A step that changes no parameter
+    (``"stalled"``, a failed line search) and ``max_iter`` are not.  The reason, the final
+    gradient norm and the last relative decrease are reported in :class:`FitInfo`.  Data travel as
+    arguments (not constants) so XLA does not constant-fold them."""
+    nonnegative_int(max_iter, "max_iter")
+    require(tol >= 0 and rtol >= 0, "tol", f"tolerances must be >= 0, got tol={tol}, rtol={rtol}")
+    positive(patience, "patience", integer=True)
+    run = _lbfgs_runner(objective, int(max_iter), float(tol), float(rtol), int(patience), int(memory))
+    p, value, gn, it, n_small, rel, moved, gn_last = run(params, *args)
     gn = float(gn)
-    return p, FitInfo(float(value), gn, int(it), bool(gn <= tol))
+    if gn <= tol or float(gn_last) <= tol:
+        reason = "gradient"
+    elif int(n_small) >= patience:
+        reason = "objective"
+    elif not bool(moved):
+        reason = "stalled"
+    else:
+        reason = "max_iter"
+    return p, FitInfo(float(value), gn, int(it), reason in ("gradient", "objective"), reason, float(rel))
 
 
 def _fa_objective(p, s, lam):
     return pl_loss(p, s) + lam * fa_penalty(p)
 
 
-def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000, tol: float = 1e-6, params=None):
-    """Full-batch L-BFGS on l_PL + lam * ||weights||^2 (= MLM in expectation, §4); returns (params, FitInfo)."""
+def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000, tol: float = 1e-6,
+              rtol: float = 1e-9, params=None):
+    """Full-batch L-BFGS on l_PL + lam * ||weights||^2 (= MLM in expectation, §4); returns (params, FitInfo).
+
+    ``params``: a warm start (e.g. the fit at a neighbouring lambda); keys missing from it (a bias
+    added to a fit without one) are taken from the default initialisation."""
     s = jnp.asarray(s)
-    require(s.shape[1] == cfg.L, "sequences", f"must have L={cfg.L} columns, got {s.shape[1]}")
-    require(lam >= 0, "lam", f"must be >= 0, got {lam}")
-    p0 = fa_init(key, cfg) if params is None else params
-    return lbfgs(_fa_objective, p0, s, jnp.asarray(lam, float), max_iter=max_iter, tol=tol)
+    require(s.ndim == 2 and s.shape[1] == cfg.L, "sequences", f"must have L={cfg.L} columns, got shape {s.shape}")
+    require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
+    p0 = fa_init(key, cfg)
+    if params is not None:
+        p0 = {k: jnp.asarray(params[k]) if k in params else v for k, v in p0.items()}
+    return lbfgs(_fa_objective, p0, s, jnp.asarray(lam, float), max_iter=max_iter, tol=tol, rtol=rtol)
 
 
 def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000, batch: int = 256,
@@ -198,4 +237,4 @@ def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000,
 
 
 __all__ = ["KINDS", "FAConfig", "fa_init", "fa_attention", "fa_logits", "fa_couplings", "fa_penalty", "pl_loss", "mlm_loss",
-           "FitInfo", "lbfgs", "fit_lbfgs", "fit_adam_mlm"]
+           "FitInfo", "STOP_REASONS", "lbfgs", "fit_lbfgs", "fit_adam_mlm"]

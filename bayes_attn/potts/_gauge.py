@@ -98,5 +98,28 @@ def nll_gap(nll_model: float, nll_star: float) -> float:
     return float(nll_model - nll_star)
 
 
+
+
+
+def gauge_fields(b, K) -> np.ndarray:
+    """Fields in the zero-sum gauge that goes with :func:`gauge_fix` (§5), (L, C).
+
+    The conditional logits of site i are ``b_i(a) + sum_{j != i} K_ij(a, s_j)``; moving ``K`` to the
+    zero-sum gauge moves the a-dependent means ``mean_b K_ij(a, b)`` into the field of i, and a
+    constant shift of the logits is removed: ``h0_i(a) = b_i(a) + sum_j mean_b K_ij(a, b)``, centred
+    over a.  ``b = None`` means no fields.  For the truth pass ``beta h`` and ``beta J (x) U``."""
+    K = np.asarray(K)
+    L, C = K.shape[0], K.shape[-1]
+    Km = K * (1.0 - np.eye(L))[:, :, None, None]
+    h = (np.zeros((L, C)) if b is None else np.asarray(b, float)) + Km.mean(-1).sum(1)
+    return h - h.mean(-1, keepdims=True)
+
+
+def rel_error(x, ref) -> float:
+    """||x - ref||_F / ||ref||_F."""
+    x, ref = np.ravel(x), np.ravel(ref)
+    return float(np.linalg.norm(x - ref) / np.linalg.norm(ref))
+
+
 __all__ = ["true_couplings", "symmetrise", "zero_sum", "center", "offdiag", "abs_corr", "gauge_fix", "coupling_error",
-           "kronecker_rank1", "factor_recovery", "contact_precision", "nll_gap"]
+           "kronecker_rank1", "factor_recovery", "contact_precision", "nll_gap", "gauge_fields", "rel_error"]

@@ -63,9 +63,18 @@ class Potts:
         return Potts(self.J, self.U, beta, self.h)
 
 
-def check_sequences(s, C: int | None = None, L: int | None = None, field: str = "sequences") -> np.ndarray:
-    """Validate an integer array of sequences (M, L) with colours in [0, C)."""
-    s = array(s, field, ndim=2, dtype_kind="iu")
+def check_sequences(s, C: int | None = None, L: int | None = None, field: str = "sequences",
+                    min_rows: int = 1) -> np.ndarray:
+    """Validate sequences (M, L): integers (integral floats are accepted, NaN and fractions are not),
+    at least ``min_rows`` rows, colours in [0, C); returns int32.  Every failure is one line naming
+    ``field``."""
+    s = np.asarray(s)
+    require(s.dtype.kind in "iuf", field, f"must be integer colours, got dtype {s.dtype}")
+    require(s.ndim == 2, field, f"must have 2 dimensions (sequences x sites), got shape {s.shape}")
+    if s.dtype.kind == "f":
+        require(bool(np.all(np.isfinite(s))), field, "contains NaN or inf")
+        require(bool(np.all(s == np.round(s))), field, "must be integer colours, got non-integer entries")
+    require(s.shape[0] >= min_rows, field, f"needs >= {min_rows} sequences, got {s.shape[0]}")
     if L is not None:
         require(s.shape[1] == L, field, f"must have {L} columns, got {s.shape[1]}")
     require(s.size > 0, field, "is empty")
@@ -73,7 +82,7 @@ def check_sequences(s, C: int | None = None, L: int | None = None, field: str = 
     require(lo >= 0, field, f"colours must be >= 0, got {lo}")
     if C is not None:
         hi = int(s.max())
-        require(hi < C, field, f"colours must be < {C}, got {hi}")
+        require(hi < C, field, f"colours must be < C = {C}, got {hi}")
     return s.astype(np.int32)
 
 

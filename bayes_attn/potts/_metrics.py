@@ -1,0 +1,117 @@
+"""One report for every fitted model (issue 16 item 2): test NLL gap, couplings and fields in the
+zero-sum gauge, factor recovery; and the validation scan that chooses hyper-parameters.
+
+``fa_metrics(params, model, data)`` serves ``bayes-attn potts fit`` and every example.  The gauge
+is stated in the result (``"gauge": "zero-sum"``): couplings are symmetrised and zero-summed
+(:func:`gauge_fix`), fields carry the row means of the couplings (:func:`gauge_fields`), and the
+truth ``(beta J (x) U, beta h)`` goes through the same maps.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from .._errors import positive, require
+from ._attention import FAConfig, fa_attention, fa_couplings, fa_logits, fit_lbfgs
+from ._gauge import (abs_corr, factor_recovery, gauge_fields, gauge_fix, kronecker_rank1, offdiag, rel_error,
+                     true_couplings, zero_sum)
+from ._model import Potts, nll_star, pseudo_nll
+from ._plmdca import plm_couplings, plm_logits
+
+GAUGE = "zero-sum (couplings symmetrised then zero-summed over both colours; fields carry the couplings' " \
+        "colour means and are centred over colours)"
+
+
+def logits_fn(params: dict):
+    """The conditional-logits function of a fitted model: factored attention or plmDCA."""
+    if "W" in params:
+        return plm_logits
+    require("V" in params, "params", "are neither factored attention nor plmDCA parameters")
+    return fa_logits
+
+
+def couplings_and_fields(params: dict):
+    """(K (L, L, C, C), fields (L, C) or None) of a fitted factored-attention or plmDCA model."""
+    if "W" in params:
+        return plm_couplings(params), np.asarray(params["h"])
+    return np.asarray(fa_couplings(params)), (np.asarray(params["b"]) if "b" in params else None)
+
+
+def fa_metrics(params: dict, model: Potts | None, data: dict, *, nll=None) -> dict:
+    """Metrics of a fit on ``data`` = {"val": (n, L), "test": (n, L)} (either optional).
+
+    ``model``: the true Potts model or ``None`` (then only the NLLs).  ``nll``: optional
+    ``sequences -> PL loss`` for models without coupling parameters (the transformer).
+    Keys: val_nll, test_nll; with the truth: nll_star, gap; corr_K and eps_J of the gauged
+    couplings (i != j); corr_h and eps_h of the gauged fields (when the truth has fields);
+    corr_A_J and corr_V_U (one free head); corr_Jhat_J_rank1 (Kronecker rank-1 projection)."""
+    if nll is None:
+        lg = logits_fn(params)
+        nll = lambda x: float(pseudo_nll(lg(params, x), x))  # noqa: E731
+    out = {"gauge": GAUGE}
+    for split in ("val", "test"):
+        if data.get(split) is not None:
+            out[f"{split}_nll"] = float(nll(np.asarray(data[split])))
+    if model is None:
+        return out
+    if "test_nll" in out:
+        out["nll_star"] = nll_star(model, data["test"])
+        out["gap"] = out["test_nll"] - out["nll_star"]
+    if "V" not in params and "W" not in params:
+        return out
+    K, b = couplings_and_fields(params)
+    T = true_couplings(model.beta, model.J, model.U)
+    K0, T0 = offdiag(gauge_fix(K)), offdiag(zero_sum(T))
+    out["corr_K"] = abs_corr(K0, T0)
+    out["eps_J"] = rel_error(K0, T0)
+    if model.h is not None:
+        h0, t0 = gauge_fields(b, K), gauge_fields(model.beta * model.h, T)
+        out["corr_h"] = abs_corr(h0, t0)
+        out["eps_h"] = rel_error(h0, t0)
+    Jh, _, frac = kronecker_rank1(K)
+    out["corr_Jhat_J_rank1"] = abs_corr(offdiag(Jh), offdiag(model.J))
+    if "A" in params and np.asarray(params["A"]).shape[0] == 1:
+        A = np.asarray(fa_attention(params))[0]
+        out.update(factor_recovery(0.5 * (A + A.T), np.asarray(params["V"])[0], model.J, model.U))
+    return out
+
+
+def fit_fa_scan(key, s, val, L: int, C: int, *, kind: str = "free", heads=(1,), lams=(1e-4,), fields=(False,),
+                max_iter: int = 3000, tol: float = 1e-6, rtol: float = 1e-9, stop_when_worse: bool = False,
+                init=None, progress=None):
+    """Fit factored attention for every (heads, fields, lambda) and keep the best validation PL.
+
+    Lambdas are visited from the largest down, each fit warm-started from the previous one of the
+    same (heads, fields) (``init``: a warm start for the first).  ``stop_when_worse``: stop a lambda
+    path once the validation PL rises.  Returns (best params, best FAConfig, best entry, scan list
+    of {heads, fields, lam, val_nll, fit}).  Choice: the smallest validation PL (ties: first)."""
+    for lam in lams:
+        require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
+    for h in heads:
+        positive(h, "heads", integer=True)
+    scan, best = [], None
+    for h in heads:
+        for f in fields:
+            cfg = FAConfig(L, C, kind=kind, heads=int(h), bias=bool(f))
+            prev, prev_val = (init if (init is not None and h == 1) else None), np.inf
+            for lam in sorted(lams, reverse=True):
+                p, info = fit_lbfgs(key, s, cfg, float(lam), max_iter=max_iter, tol=tol, rtol=rtol, params=prev)
+                v = float(pseudo_nll(fa_logits(p, val), val))
+                entry = {"heads": int(h), "fields": bool(f), "lam": float(lam), "val_nll": v, "fit": info._asdict()}
+                scan.append(entry)
+                if progress:
+                    progress(entry)
+                if best is None or v < best[2]["val_nll"]:
+                    best = (p, cfg, entry)
+                if stop_when_worse and v > prev_val:
+                    break
+                prev, prev_val = p, v
+    return best[0], best[1], best[2], scan
+
+
+def param_count(params: dict) -> int:
+    return int(sum(np.size(x) for x in jax.tree.leaves(params)))
+
+
+__all__ = ["GAUGE", "logits_fn", "couplings_and_fields", "fa_metrics", "fit_fa_scan", "param_count"]
