@@ -1,0 +1,172 @@
+"""Attention learned by maximising the evidence (type-II maximum likelihood; docs/evidence.md §5).
+
+The attention parameters ``theta`` of every head -- w-style ``W`` (docs/theory.md eq. (2.2b)) or qk-style
+``Q, K`` of the rank ``d_qk`` they start with (eq. (2.2c)) -- are hyperparameters of the Bayesian network.
+The chain ``theta -> scores -> softmax over keys (2.2a) -> path attention (2.4a) -> Phi (4.1b) -> K_U (4.2a)
+-> action (4.4c)`` is differentiable, so the evidence can be climbed with optax:
+
+* ``exact=False`` *(default)*: objective the saddle-point log evidence (docs/evidence.md eq. (E1)); gradient
+  the envelope gradient of its leading term ``-A(U*)/2`` (eq. (E3)), exact for that term; the O(1) terms of
+  (E1) are recorded but not differentiated *(project choice: their gradient needs third derivatives of
+  the action, and they are O(1/N) relative to the leading term)*;
+* ``exact=True``: objective the exact finite-N evidence (importance sampling, eq. (E2)); gradient by
+  Fisher's identity (eq. (E4)); a stochastic gradient (fresh draws every step).
+
+Every step re-solves ``U*`` warm-started at the previous step's.  The parameters of the best evidence seen
+are kept (they are what is written); a non-finite value or gradient, or a failed saddle-point solve, stops
+the optimisation with a message (``FitResult.message``) and keeps the best so far.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._errors import InputError, positive
+from ..network import HeadLayer, path_attention, path_inputs, phi as make_phi, qk_scores, softmax_keys, w_scores
+from ._evidence import exact_log_evidence, fisher_attention_grad, saddle_attention_grad, saddle_log_evidence
+from ._predictor import predict
+from ._solver import TheoryWarning, solve
+
+
+def attention_params(task) -> list[dict]:
+    """The learnable attention parameters of ``task``: per layer ``{"W"}`` or ``{"Q", "K"}`` (float64 arrays).
+
+    User-supplied attention arrays (``HeadLayer.fixed``) and hardmax heads have no differentiable
+    parameters: :class:`InputError`.
+    """
+    out = []
+    for l, layer in enumerate(task.layers, start=1):
+        if layer.style == "fixed":
+            raise InputError(f"data.attention_train_{l}: layer {l} has user-supplied attention arrays, which have no "
+                             f"parameters to learn; give w-style W_{l} or qk-style Q_{l}/K_{l} instead")
+        if layer.hard:
+            raise InputError(f"attention.hard: layer {l} uses hardmax attention, which is not differentiable")
+        keys = ("W",) if layer.style == "w" else ("Q", "K")
+        out.append({k: jnp.asarray(layer.params[k], dtype=jnp.float64) for k in keys})
+    return out
+
+
+def attention_matrices(params, x) -> list:
+    """Softmax attention ``(P, H_l, S, S)`` of every layer (eqs. (2.2a)–(2.2c)) from the parameters."""
+    return [softmax_keys(w_scores(x, p["W"]) if "W" in p else qk_scores(x, p["Q"], p["K"])) for p in params]
+
+
+def phi_of(params, x, readout: str, sigma2_input):
+    """``Phi`` (docs/theory.md eq. (4.1b)) as a differentiable function of the attention parameters."""
+    return make_phi(path_inputs(x, path_attention(attention_matrices(params, x), readout)), sigma2_input)
+
+
+def with_attention(task, params, name: str | None = None):
+    """A copy of ``task`` whose attention layers carry ``params`` (head names kept)."""
+    from ..tasks import Task
+
+    layers = []
+    for layer, p in zip(task.layers, params):
+        if "W" in p:
+            layers.append(HeadLayer.w(np.asarray(p["W"]), 1.0, layer.names))
+        else:
+            layers.append(HeadLayer.qk(np.asarray(p["Q"]), np.asarray(p["K"]), layer.names))
+    return Task(task.x_train, task.y_train, task.x_test, task.y_test, tuple(layers), name=name or task.name,
+                meta=dict(task.meta))
+
+
+def theory_accuracy(params, spec, task, U, x_eval, y_eval) -> float:
+    """Accuracy of the sign of the theory's predictor (eq. (4.2b)) at ``U`` on ``(x_eval, y_eval)``."""
+    xtr = jnp.asarray(task.x_train)
+    ph_tr = phi_of(params, xtr, spec.readout, spec.sigma2_input)
+    ph_ev = phi_of(params, jnp.asarray(x_eval), spec.readout, spec.sigma2_input)
+    m, _ = predict(U, ph_tr, ph_ev, jnp.asarray(task.y_train), spec.temperature)
+    return float(np.mean(np.sign(np.asarray(m)) == np.asarray(y_eval)))
+
+
+class FitResult(NamedTuple):
+    params: list                 # parameters of the best evidence
+    history: list                # one dict per step (log_evidence, leading term, gradient norm, accuracies)
+    best_step: int
+    message: str
+    diverged: bool
+    U: object                    # U*_1 at the best parameters
+
+
+def _norm(tree) -> float:
+    return float(jnp.sqrt(sum(jnp.sum(v * v) for v in jax.tree_util.tree_leaves(tree))))
+
+
+def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool = False, n_pairs: int = 500,
+                  val: tuple | None = None, eval_every: int = 10, seed: int = 0, progress: bool = False,
+                  callback: Callable | None = None) -> FitResult:
+    """Maximise the log evidence over the attention parameters of every head with ``optax.adam(lr)``.
+
+    ``val``: optional ``(x_val, y_val)`` whose theory accuracy is recorded every ``eval_every`` steps (and at the
+    last); it is monitored, not used for selection (the evidence is the criterion).  History entries hold
+    ``log_evidence`` (eq. (E1), or the exact value with ``exact``), ``leading`` (``-A(U*)/2``), ``grad_norm``,
+    ``val_accuracy`` (or None).  ``callback(step, entry)`` is called after every step.
+    """
+    import optax
+
+    positive(steps, "--steps", integer=True)
+    positive(lr, "--lr")
+    params = attention_params(task)
+    if exact:
+        from ._exact import check_widths
+
+        check_widths(spec)
+    x, y = jnp.asarray(task.x_train), jnp.asarray(task.y_train)
+    phi_fn = lambda p: phi_of(p, x, spec.readout, spec.sigma2_input)  # noqa: E731
+    opt = optax.adam(lr)
+    state = opt.init(params)
+    history, best, best_val, best_step, init, msg, diverged, best_U = [], None, -np.inf, -1, None, "", False, None
+    it = range(steps + 1)
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(it, desc="fit-attention")
+    for step in it:
+        phi = phi_fn(params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TheoryWarning)
+            sol = solve(spec, phi, y, init=init)
+        if not sol.status.ok:
+            msg, diverged = f"stopped at step {step}: saddle-point solve failed ({sol.status.message})", True
+            break
+        init = sol.Us
+        sad = saddle_log_evidence(spec, phi, y, solution=sol)
+        if exact:
+            ex = exact_log_evidence(None, spec, n_pairs=n_pairs, seed=seed + step, solution=sol, phi=phi, y=y)
+            value, mcse = ex.log_evidence, ex.mcse
+            grad = fisher_attention_grad(phi_fn, params, spec, y, ex) if step < steps else None
+        else:
+            value, mcse = sad.log_evidence, 0.0
+            grad = saddle_attention_grad(phi_fn, params, spec, y, sol) if step < steps else None
+        gnorm = _norm(grad) if grad is not None else float("nan")
+        entry = {"step": step, "log_evidence": float(value), "log_evidence_mcse": float(mcse),
+                 "leading": float(sad.action_term), "log_evidence_saddle": float(sad.log_evidence),
+                 "grad_norm": gnorm, "val_accuracy": None}
+        if val is not None and (step % eval_every == 0 or step == steps):
+            entry["val_accuracy"] = theory_accuracy(params, spec, task, sol.U, *val)
+        history.append(entry)
+        if callback is not None:
+            callback(step, entry)
+        if not np.isfinite(value) or (grad is not None and not np.isfinite(gnorm)):
+            msg, diverged = f"stopped at step {step}: non-finite log evidence or gradient", True
+            break
+        if value > best_val:
+            best, best_val, best_step, best_U = params, value, step, sol.U
+        if grad is None:
+            break
+        updates, state = opt.update(jax.tree_util.tree_map(lambda g: -g, grad), state, params)
+        params = optax.apply_updates(params, updates)
+    if best is None:
+        raise InputError(f"fit-attention: {msg or 'no finite evidence at the starting attention'}")
+    if not msg:
+        msg = f"completed {steps} steps"
+    return FitResult(best, history, best_step, msg, diverged, best_U)
+
+
+__all__ = ["attention_params", "attention_matrices", "phi_of", "with_attention", "theory_accuracy", "FitResult",
+           "fit_attention"]

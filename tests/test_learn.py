@@ -1,0 +1,123 @@
+"""Attention learned by maximising the evidence; `bayes-attn evidence` and `bayes-attn fit-attention`
+(docs/evidence.md §5)."""
+
+import json
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import random_task
+
+from bayes_attn.cli import main
+from bayes_attn.network import HeadLayer
+from bayes_attn.tasks import Task, load_bundle, save_bundle
+from bayes_attn.theory import attention_params, fit_attention, log_evidence, phi_of, with_attention
+
+
+def test_phi_of_matches_task_phi():
+    for style in ("w", "qk"):
+        task = random_task(P=7, Q=3, S=3, n0=4, heads=(2, 3), seed=1, style=style)
+        spec = task.spec(width=5, temperature=0.1, readout="mean", variances=[1.3, 1, 1, 1])
+        got = phi_of(attention_params(task), jnp.asarray(task.x_train), "mean", 1.3)
+        np.testing.assert_allclose(got, task.phi("train", spec), rtol=1e-12)
+        back = with_attention(task, attention_params(task))
+        np.testing.assert_allclose(back.phi("test", spec), task.phi("test", spec), rtol=1e-12)
+
+
+def test_fit_raises_evidence_and_keeps_best():
+    task = random_task(P=12, Q=5, S=3, n0=4, heads=(2, 2), seed=3)
+    spec = task.spec(width=8, temperature=0.1)
+    res = fit_attention(task, spec, steps=8, lr=0.05, val=(task.x_test, task.y_test), eval_every=4)
+    ev = [e["log_evidence"] for e in res.history]
+    assert len(ev) == 9 and ev[-1] > ev[0] + 0.1
+    assert res.best_step == int(np.argmax(ev)) and not res.diverged
+    # the kept parameters reproduce the recorded best evidence (independent route: Task -> Phi -> evidence)
+    again = log_evidence(with_attention(task, res.params), spec).log_evidence
+    assert again == pytest.approx(max(ev), rel=1e-8)
+    assert [e["val_accuracy"] is not None for e in res.history] == [s % 4 == 0 or s == 8 for s in range(9)]
+
+
+def _bundle(tmp_path, task, extra="", width=6, name="b"):
+    save_bundle(task, tmp_path / f"{name}.npz")
+    cfg = tmp_path / f"{name}.toml"
+    cfg.write_text(f'[data]\nfile = "{name}.npz"\n[network]\nwidth = {width}\ntemperature = 0.1\n{extra}')
+    return cfg
+
+
+def test_cli_evidence_and_fit_attention(tmp_path, capsys):
+    task = random_task(P=10, Q=4, S=3, n0=4, heads=(2, 2), seed=2, style="qk")
+    cfg = _bundle(tmp_path, task)
+    ev = tmp_path / "ev.json"
+    assert main(["evidence", str(cfg), "--exact", "--pairs", "200", "--out", str(ev), "--no-progress"]) == 0
+    d = json.loads(ev.read_text())
+    assert {"log_evidence_saddle", "log_evidence_exact", "log_evidence_exact_mcse"} <= set(d)
+    assert d["log_evidence_saddle"] == pytest.approx(log_evidence(task, task.spec(width=6, temperature=0.1))
+                                                     .log_evidence, rel=1e-10)
+    assert abs(d["log_evidence_exact"] - d["log_evidence_saddle"]) < 3.0  # N = 6: O(1) apart
+    out = tmp_path / "learned.npz"
+    assert main(["fit-attention", str(cfg), "--out", str(out), "--steps", "3", "--lr", "0.05", "--no-progress"]) == 0
+    s = json.loads(out.with_suffix(".json").read_text())
+    assert len(s["log_evidence"]) == 4 and s["log_evidence"][-1] > s["log_evidence"][0]
+    assert {"test_accuracy_initial", "test_accuracy_final", "settings"} <= set(s)
+    assert s["settings"]["rank"] == [3, 3]
+    learned = load_bundle(out)
+    assert [l.style for l in learned.layers] == ["qk", "qk"]
+    # the bundle is a [data] file for the other commands: its evidence is the best recorded one
+    cfg2 = tmp_path / "c2.toml"
+    cfg2.write_text('[data]\nfile = "learned.npz"\n[network]\nwidth = 6\ntemperature = 0.1\n')
+    assert main(["evidence", str(cfg2), "--out", str(tmp_path / "ev2.json")]) == 0
+    d2 = json.loads((tmp_path / "ev2.json").read_text())
+    assert d2["log_evidence_saddle"] == pytest.approx(max(s["log_evidence"]), rel=1e-8)
+
+
+def test_cli_bad_input(tmp_path, capsys):
+    task = random_task(P=8, Q=3, S=3, n0=4, heads=(2, 2), seed=2)
+    cfg = _bundle(tmp_path, task, width=3)
+
+    def err(argv):
+        code = main(argv)
+        line = capsys.readouterr().err.strip()
+        assert code == 2 and len(line.splitlines()) == 1 and "Traceback" not in line, line
+        return line
+
+    out = str(tmp_path / "o.npz")
+    assert err(["fit-attention", str(cfg), "--out", out, "--lr", "0"]).startswith("error: --lr")
+    assert err(["fit-attention", str(cfg), "--out", out, "--steps", "-1"]).startswith("error: --steps")
+    assert "N_1 >= p_1" in err(["fit-attention", str(cfg), "--out", out, "--exact"])  # N = 3 < 4 paths
+    assert "N_1 >= p_1" in err(["evidence", str(cfg), "--out", str(tmp_path / "e.json"), "--exact"])
+    # user-supplied attention arrays cannot be learned
+    om = [l.matrices(jnp.asarray(task.x_train)) for l in task.layers]
+    omt = [l.matrices(jnp.asarray(task.x_test)) for l in task.layers]
+    fixed = Task(task.x_train, task.y_train, task.x_test, task.y_test,
+                 tuple(HeadLayer.fixed(train=np.asarray(a), test=np.asarray(b)) for a, b in zip(om, omt)))
+    cfg_f = _bundle(tmp_path, fixed, name="fixed")
+    assert err(["fit-attention", str(cfg_f), "--out", out]).startswith("error: data.attention_train_1")
+    # a bundle without labels
+    d = dict(np.load(tmp_path / "b.npz"))
+    d.pop("y_train")
+    np.savez(tmp_path / "nolabels.npz", **d)
+    (tmp_path / "nl.toml").write_text('[data]\nfile = "nolabels.npz"\n[network]\nwidth = 6\ntemperature = 0.1\n')
+    assert err(["fit-attention", str(tmp_path / "nl.toml"), "--out", out]).startswith("error: data.y_train")
+    assert err(["evidence", str(tmp_path / "nl.toml"), "--out", str(tmp_path / "e.json")]).startswith("error: data.y_train")
+
+
+def test_diverging_fit_keeps_best_bundle(tmp_path, capsys, monkeypatch):
+    import bayes_attn.theory._learn as learn
+
+    task = random_task(P=8, Q=3, S=3, n0=4, heads=(2, 2), seed=2)
+    cfg = _bundle(tmp_path, task)
+    real, calls = learn.saddle_attention_grad, []
+
+    def flaky(*a, **k):  # the third gradient is NaN: the optimisation must stop there
+        g = real(*a, **k)
+        calls.append(1)
+        return [{n: v * np.nan for n, v in p.items()} for p in g] if len(calls) == 3 else g
+
+    monkeypatch.setattr(learn, "saddle_attention_grad", flaky)
+    out = tmp_path / "o.npz"
+    assert main(["fit-attention", str(cfg), "--out", str(out), "--steps", "10", "--lr", "0.05",
+                 "--no-progress"]) == 1
+    assert "non-finite" in capsys.readouterr().err
+    s = json.loads(out.with_suffix(".json").read_text())
+    assert s["diverged"] and len(s["log_evidence"]) == 3 and s["best_step"] == int(np.argmax(s["log_evidence"][:2]))
+    assert load_bundle(out).n_train == 8
