@@ -1,25 +1,31 @@
-"""Headline table and figure: test NLL gap to NLL* at L = C = 20, D = 0.3 (docs/potts.md §6-8).
+"""Headline comparison at M = 3000 on G2 data at D ~ 0.3 (docs/potts.md §6-8; issue 16 item 5).
 
-Fits on DATA.npz (from `bayes-attn potts sample examples/potts_g2.toml --out DATA.npz`):
-FA-free (L-BFGS, lambda 1e-4; at M < 3000 chosen on validation among {1e-4, 1e-3}), vanilla transformers of
-1-4 layers, plmDCA (L-BFGS, lambda 5e-4 = PlmDCA.jl default 0.01 in M*L units), FA-free at
-M in {300, 1000} (gap vs M), then a lambda scan and FA-softmax (1 and 4 heads).  Writes RESULTS.json and gap figures.
+Data: a DATA.npz with train/val/test splits and the truth (default: the recovery example's
+G2, D ~ 0.3, data seed 0; its first 3000 training sequences).  Rows: FA-free (1 head, lambda
+chosen on validation among {1e-3, 1e-4, 1e-5}), FA-softmax (1 and 4 heads, lambda 1e-4), plmDCA
+(lambda 5e-4), vanilla transformers of 1-4 layers with ``--seeds`` seeds each (AdamW, warm-up
+then cosine decay to ``--steps``, early stopping on the exact validation PL with patience 2
+evaluations; whether it triggered is recorded).  Metrics: ``fa_metrics``.  Writes
+OUTDIR/potts_gap.json and OUTDIR/potts_gap.png (linear axis, error bars = s.e. over seeds).
 
-    python examples/potts_gap_table.py DATA.npz OUTDIR [--quick]
-    python examples/potts_gap_table.py --smoke    # tiny data (L=5, C=3) made here, 1-layer transformer, for tests
+    python examples/potts_gap_table.py DATA.npz OUTDIR [--seeds 3] [--steps 1200]
+    python examples/potts_gap_table.py --smoke    # tiny data (L=5, C=3) made here, for tests
 """
 
-import json
+from __future__ import annotations
+
+import argparse
+import io
 import sys
 import time
 from pathlib import Path
 
 import jax
 import numpy as np
+from tqdm import tqdm
 
 import bayes_attn  # noqa: F401
 from bayes_attn import potts as pt
-
 
 SMOKE_CONFIG = """[potts]
 generator = "G2"
@@ -46,106 +52,107 @@ def make_smoke_data(path="smoke.npz") -> str:
     return path
 
 
-def main(data, outdir, quick=False, smoke=False):
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    d = np.load(data)
-    tr, va, te = d["sequences"], d["val_sequences"], d["test_sequences"]
-    model = pt.Potts(d["J"], d["U"], float(d["beta"]))
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data", nargs="?")
+    ap.add_argument("outdir", nargs="?")
+    ap.add_argument("--M", type=int, default=3000)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=1200)
+    ap.add_argument("--smoke", action="store_true")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.data, args.outdir, args.M, args.seeds, args.steps = make_smoke_data(), "gap_smoke", 200, 2, 40
+    if args.data is None or args.outdir is None:
+        ap.error("DATA.npz and OUTDIR are required (or --smoke)")
+    out = Path(args.outdir)
+    d = np.load(args.data)
+    tr = d["sequences"][:args.M]
+    data = {"val": d["val_sequences"], "test": d["test_sequences"]}
+    model = pt.Potts(d["J"], d["U"], float(d["beta"]), d["h"] if "h" in d.files else None)
     L, C = model.L, model.C
-    res = {"beta": model.beta, "D_train": pt.hamming_distance(tr, C), "nll_star": pt.nll_star(model, te),
-           "nll_star_val": pt.nll_star(model, va), "uniform": float(np.log(C)), "rows": []}
-    path = outdir / "potts_results.json"
+    res = {"data": str(args.data), "M": len(tr), "beta": model.beta, "D_train": pt.hamming_distance(tr, C),
+           "nll_star": pt.nll_star(model, data["test"]), "uniform": float(np.log(C)), "rows": [],
+           "transformer_budget": {"steps": args.steps, "eval_every": 20 if args.smoke else max(args.steps // 8, 10),
+                                  "patience": 2,
+                                  "d_model": 32, "heads": 4, "batch": 128, "lr": 1e-3, "warmup": 100,
+                                  "weight_decay": 1e-4, "seeds": args.seeds}}
+    path = out / "potts_gap.json"
     t0 = time.time()
 
     def save(row):
         row["seconds"] = round(time.time() - t0, 1)
         res["rows"].append(row)
-        path.write_text(json.dumps(res, indent=1, default=float))
-        print(json.dumps(row, default=float), flush=True)
+        pt.atomic_write_json(path, res)
+        print(f"{row['model']}: gap {row['gap']:.5f} ({row['seconds']:.0f} s)", flush=True)
 
-    def fa_row(name, M, kind, heads, lams):
-        best = None
-        for lam in lams:
-            cfg = pt.FAConfig(L, C, kind=kind, heads=heads)
-            p, info = pt.fit_lbfgs(jax.random.PRNGKey(0), tr[:M], cfg, lam, max_iter=1000, tol=1e-5)
-            v = float(pt.pl_loss(p, va))
-            print(f"  {name} M={M} lam={lam:g} val={v:.5f} {info}", flush=True)
-            if best is None or v < best[0]:
-                best = (v, lam, p, info)
-        v, lam, p, info = best
-        K = np.asarray(pt.fa_couplings(p))
-        row = {"model": name, "M": M, "lam": lam, "params": int(sum(x.size for x in jax.tree.leaves(p))),
-               "test_nll": float(pt.pl_loss(p, te)), "val_nll": v, "eps_J": pt.coupling_error(K, model.beta,
-               model.J, model.U), "grad_norm": info.grad_norm, "iterations": info.iterations,
-               "converged": info.converged}
-        row["gap"] = row["test_nll"] - res["nll_star"]
-        if heads == 1:
-            A = np.asarray(pt.fa_attention(p))[0]
-            row.update(pt.factor_recovery(0.5 * (A + A.T), np.asarray(p["V"])[0], model.J, model.U))
-        save(row)
-
-    # order: the headline comparison first (rows are saved as they finish)
-    fa_row("FA-free", 3000, "free", 1, [1e-4])
-    for layers in (1,) if smoke else (1, 2, 3, 4):
-        steps = 40 if smoke else 800 if quick else 2000
-        cfg = pt.TransformerConfig(L, C, d_model=32, layers=layers, heads=4, steps=steps,
-                                   eval_every=20 if smoke else 200, patience=3, weight_decay=1e-4)
-        p, hist = pt.fit_transformer(jax.random.PRNGKey(layers), tr, va, cfg, progress=True)
-        row = {"model": f"transformer {layers} layer(s)", "M": 3000, "d_model": 32, "heads": 4,
-               "params": int(sum(x.size for x in jax.tree.leaves(p))), "steps": hist[-1][0],
-               "test_nll": pt.transformer_pl_loss(p, te, cfg.heads), "val_nll": min(h[2] for h in hist)}
-        row["gap"] = row["test_nll"] - res["nll_star"]
-        save(row)
-    for lam in [5e-4]:
-        p, info = pt.fit_plmdca(tr, C, lam, max_iter=300 if quick else 1000, tol=1e-5)
-        K = pt.plm_couplings(p)
-        Jh, Uh, _ = pt.kronecker_rank1(K)
-        row = {"model": "plmDCA", "M": 3000, "lam": lam, "params": L * (L - 1) * C * C + L * C,
-               "test_nll": float(pt.pseudo_nll(pt.plm_logits(p, te), te)),
-               "train_nll": float(pt.pseudo_nll(pt.plm_logits(p, tr), tr)),
-               "eps_J": pt.coupling_error(K, model.beta, model.J, model.U),
-               "corr_Jhat_J_rank1": pt.abs_corr(pt.offdiag(Jh), pt.offdiag(model.J)),
-               "grad_norm": info.grad_norm, "iterations": info.iterations, "converged": info.converged}
-        row["gap"] = row["test_nll"] - res["nll_star"]
-        save(row)
-    for M in (300, 1000):
-        fa_row("FA-free", M, "free", 1, [1e-4] if quick else [1e-4, 1e-3])
-    if not quick:
-        fa_row("FA-free (lambda scan)", 3000, "free", 1, [1e-5, 1e-3])
-        fa_row("FA-softmax H=1", 3000, "softmax", 1, [1e-4])
-        fa_row("FA-softmax H=4", 3000, "softmax", 4, [1e-4])
-    plot(res, outdir)
+    key = jax.random.PRNGKey(0)
+    p, cfg, best, scan = pt.fit_fa_scan(key, tr, data["val"], L, C, lams=[1e-3, 1e-4, 1e-5])
+    save({"model": "FA-free, 1 head", "params": pt.param_count(p), "lam": best["lam"], "fit": best["fit"],
+          "scan": [{"lam": e["lam"], "val_nll": e["val_nll"]} for e in scan], **pt.fa_metrics(p, model, data)})
+    t1 = time.time()
+    p, info = pt.fit_plmdca(tr, C, 5e-4)
+    save({"model": "plmDCA", "params": pt.param_count(p), "lam": 5e-4, "fit": info._asdict(),
+          **pt.fa_metrics(p, model, data), "fit_seconds": time.time() - t1})
+    for H in (1, 4):
+        p, cfg, best, _ = pt.fit_fa_scan(key, tr, data["val"], L, C, kind="softmax", heads=[H], lams=[1e-4])
+        save({"model": f"FA-softmax, {H} head{'s' if H > 1 else ''}", "params": pt.param_count(p), "lam": 1e-4,
+              "fit": best["fit"], **pt.fa_metrics(p, model, data)})
+    b = res["transformer_budget"]
+    runs = [(layers, seed) for layers in ((1, 2) if args.smoke else (1, 2, 3, 4)) for seed in range(args.seeds)]
+    for layers, seed in tqdm(runs, desc="transformers", file=sys.stdout):
+        cfg = pt.TransformerConfig(L, C, d_model=b["d_model"], layers=layers, heads=b["heads"], steps=args.steps,
+                                   eval_every=b["eval_every"], patience=b["patience"], lr=b["lr"],
+                                   warmup=b["warmup"], batch=b["batch"], weight_decay=b["weight_decay"])
+        t1 = time.time()
+        p, hist = pt.fit_transformer(jax.random.PRNGKey(100 * layers + seed), tr, data["val"], cfg)
+        stopped = hist[-1][0] < args.steps
+        save({"model": f"transformer, {layers} layer{'s' if layers > 1 else ''}", "layers": layers, "seed": seed,
+              "params": pt.param_count(p), "history": hist, "steps_run": hist[-1][0], "early_stopped": stopped,
+              "best_step": min(hist, key=lambda h: h[2])[0],
+              **pt.fa_metrics(p, model, data, nll=lambda x: pt.transformer_pl_loss(p, x, cfg.heads)),
+              "fit_seconds": time.time() - t1})
+    res["seconds"] = time.time() - t0
+    pt.atomic_write_json(path, res)
+    plot(res, out / "potts_gap.png")
 
 
-def plot(res, outdir):
+def summary(rows):
+    """(name, mean gap, s.e. over seeds or None, n) per model, in row order."""
+    names = list(dict.fromkeys(r["model"] for r in rows))
+    out = []
+    for n in names:
+        g = np.array([r["gap"] for r in rows if r["model"] == n])
+        out.append((n, float(g.mean()), float(g.std(ddof=1) / np.sqrt(g.size)) if g.size > 1 else None, g.size))
+    return out
+
+
+def plot(res, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = res["rows"]
-    fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
-    fa = sorted([r for r in rows if r["model"] == "FA-free"], key=lambda r: r["M"])
-    fa = list({r["M"]: r for r in fa}.values())
-    ax[0].loglog([r["M"] for r in fa], [r["gap"] for r in fa], "o-", label="FA-free (best lambda)")
-    ax[0].set_xlabel("M (training sequences)")
-    ax[0].set_ylabel("test NLL gap to NLL* (nats)")
-    ax[0].legend()
-    ax[0].set_title("factored attention: gap vs M")
-    names = [r["model"] + ("" if "lam" not in r or r["model"].startswith("FA") else f" lam={r['lam']:g}")
-             for r in rows if r["M"] == 3000]
-    gaps = [r["gap"] for r in rows if r["M"] == 3000]
-    ax[1].barh(range(len(gaps)), gaps)
-    ax[1].set_yticks(range(len(gaps)), names, fontsize=8)
-    ax[1].set_xscale("log")
-    ax[1].set_xlabel("test NLL gap at M = 3000 (nats, log scale)")
-    ax[1].set_title(f"L = C = 20, beta = {res['beta']:.3f}, D = 0.3")
+    s = summary(res["rows"])
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    y = np.arange(len(s))
+    ax.barh(y, [x[1] for x in s], xerr=[x[2] or 0.0 for x in s], capsize=3, color="tab:blue", alpha=0.8)
+    for r in res["rows"]:
+        if "seed" in r:
+            ax.plot(r["gap"], [x[0] for x in s].index(r["model"]), "k.", ms=3)
+    ax.set_yticks(y, [f"{x[0]} (n={x[3]})" if x[3] > 1 else x[0] for x in s], fontsize=8)
+    ax.set_xlim(left=0)
+    ax.invert_yaxis()
+    ax.set_xlabel("test NLL gap to NLL* (nats, linear axis; bars: mean +- s.e. over seeds, dots: seeds)")
+    ax.set_title(f"L = C = {int(round(res['uniform'] and np.exp(res['uniform'])))}, M = {res['M']}, "
+                 f"beta = {res['beta']:.3f}, D = {res['D_train']:.2f}", fontsize=9)
+    ax.xaxis.label.set_size(8)
     fig.tight_layout()
-    fig.savefig(outdir / "potts_gap.png", dpi=120)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    pt.atomic_write_bytes(path, buf.getvalue())
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
-    if "--smoke" in sys.argv:
-        main(make_smoke_data(), "gap_smoke", quick=True, smoke=True)
-    else:
-        main(sys.argv[1], sys.argv[2], quick="--quick" in sys.argv)
+    main()

@@ -40,7 +40,7 @@ SMOKE = {"L": 5, "C": 3, "Ms": [100, 300], "seeds": [0, 1],
          "sample": {"rungs": 4, "beta_min": 0.3, "beta_max": 6.0, "tol_D": 0.05, "systems": 100,
                     "burn_sweeps": 40, "thin": 2, "tune_systems": 50, "tune_sweeps": 40, "n_val": 100,
                     "n_test": 100, "check_other": False},
-        "lams": [1e-3, 1e-4], "plm_lam": 5e-4, "targets": [0.3, 0.5]}
+        "lams": [1e-3, 1e-4], "plm_lam": 5e-4, "targets": [0.5]}
 
 
 def config(setup, ens, D, seed, beta="tune"):
@@ -79,7 +79,7 @@ def data_stage(setup, cache: Path):
 
 
 def _cells(setup):
-    return [(M, e, D, s) for M in setup["Ms"] for e in ENSEMBLES for D in setup["targets"] for s in setup["seeds"]]
+    return [(M, e, D, s) for M in setup.get("fit_Ms", setup["Ms"]) for e in ENSEMBLES for D in setup["targets"] for s in setup["seeds"]]
 
 
 def fit_stage(setup, cache: Path, out: Path, smoke=False):
@@ -87,9 +87,10 @@ def fit_stage(setup, cache: Path, out: Path, smoke=False):
     (a rerun skips the cells already in the JSON), then the law fits and the figure."""
     path = out / "potts_recovery.json"
     res = json.loads(path.read_text()) if path.exists() and not smoke else {"rows": []}
-    res.update(setup={k: v for k, v in setup.items()}, ensembles=ENSEMBLES,
+    res.update(setup={k: v for k, v in setup.items() if k != "fit_Ms"}, ensembles=ENSEMBLES,
                law="corr_K^2 = 1 / (1 + k / M), k per data seed by least squares through the origin on "
                    "1/corr^2 - 1 vs 1/M; mean +- s.e. over seeds")
+    res["datasets"] = datasets(setup, cache)
     done = {(r["model"], r["M"], r["ensemble"], r["D_target"], r["seed"]) for r in res["rows"]}
     warm = {}
     t0 = time.time()
@@ -127,6 +128,27 @@ def fit_stage(setup, cache: Path, out: Path, smoke=False):
     res["seconds_this_run"] = time.time() - t0
     pt.atomic_write_json(path, res)
     plot(res, out / "potts_recovery.png")
+
+
+def datasets(setup, cache: Path):
+    """Tuning and equilibration summary of every data set (from its ``info``)."""
+    out = []
+    for ens in ENSEMBLES:
+        for D in setup["targets"]:
+            tun = json.loads((cache / f"tune_{ens}_D{D}.json").read_text())
+            for seed in setup["seeds"]:
+                p = cache / f"data_{ens}_D{D}_s{seed}.npz"
+                if not p.exists():
+                    continue
+                info = json.loads(str(np.load(p)["info"]))
+                eq = info["equilibration"]
+                out.append({"ensemble": ens, "D_target": D, "seed": seed, "beta": tun["beta"], "D_tune": tun["D"],
+                            "tune_steps": len(tun["history"]), "D_sample": eq["D"], "D_se": eq["D_se"],
+                            "energy_per_site": eq["energy_per_site"], "rhat_energy": eq["rhat_energy"],
+                            "swap_acc_min": eq["swap_acc_min"], "round_trips_mean": eq["round_trips_mean"],
+                            "passed": eq["passed"], "failures": eq["failures"],
+                            "sample_seconds": info.get("seconds")})
+    return out
 
 
 def law_k(Ms, corrs):
@@ -209,6 +231,7 @@ def main(argv=None):
     ap.add_argument("--cache", help="folder for the data sets (default OUTDIR/potts_recovery_data)")
     ap.add_argument("--stage", choices=("data", "fit", "all"), default="all")
     ap.add_argument("--seeds", type=int, nargs="+")
+    ap.add_argument("--Ms", type=int, nargs="+", help="fit only these M (the data are drawn for the full grid)")
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args(argv)
     setup = dict(SMOKE if args.smoke else FULL)
@@ -223,6 +246,8 @@ def main(argv=None):
     if args.stage in ("data", "all"):
         data_stage(setup, cache)
     if args.stage in ("fit", "all"):
+        if args.Ms:
+            setup["fit_Ms"] = args.Ms
         fit_stage(setup, cache, out, smoke=args.smoke)
 
 

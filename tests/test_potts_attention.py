@@ -1,6 +1,7 @@
 """Training factored attention by PL / MLM (potts.md §4, §10.7): consistency on exact samples."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -45,3 +46,35 @@ def test_adam_mlm_reaches_lbfgs_loss(exact_data):
 def test_fit_rejects_wrong_shape():
     with pytest.raises(InputError, match="^sequences:"):
         fit_lbfgs(jax.random.PRNGKey(0), np.zeros((5, 3), int), FAConfig(4, 3))
+
+
+def test_stopping_rule_reports_its_reason():
+    """L-BFGS says why it stopped: the gradient tolerance, the relative decrease of the objective
+    (both convergence, with the final gradient norm), or max_iter (not convergence)."""
+    from bayes_attn.potts import lbfgs
+
+    target = np.linspace(-1, 1, 7)
+
+    def f(p, t):
+        return 1.0 + jnp.sum((p["x"] - t) ** 2) + 0.1 * jnp.sum((p["x"] - t) ** 4)
+
+    p0 = {"x": jnp.zeros(7)}
+    _, info = lbfgs(f, p0, jnp.asarray(target), tol=1e-8, rtol=0.0)
+    assert info.reason == "gradient" and info.converged and info.grad_norm <= 1e-8
+    # an infimum that is not attained (logistic loss on separable data): the gradient never reaches a
+    # tiny tolerance, the relative decrease does -> "objective", converged, gradient norm reported
+    g = lambda p, t: 1.0 + jnp.sum(jax.nn.softplus(-p["x"] * t))  # noqa: E731
+    _, info = lbfgs(g, {"x": jnp.zeros(7)}, jnp.asarray(target + 2.0), tol=1e-14, rtol=1e-6)
+    assert info.reason == "objective" and info.converged and 0 <= info.rel_decrease <= 1e-6
+    assert info.grad_norm > 1e-14
+    _, info = lbfgs(f, p0, jnp.asarray(target), max_iter=2, tol=0.0, rtol=0.0)
+    assert info.reason == "max_iter" and not info.converged and info.iterations == 2
+
+
+def test_warm_start_adds_missing_bias():
+    cfg = FAConfig(4, 3, bias=True)
+    s = np.random.default_rng(0).integers(0, 3, (50, 4))
+    p0, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(4, 3), lam=1e-3, max_iter=20)
+    p1, _ = fit_lbfgs(jax.random.PRNGKey(0), s, cfg, lam=1e-3, max_iter=0, params=p0)
+    np.testing.assert_array_equal(p1["A"], p0["A"])
+    np.testing.assert_array_equal(p1["b"], 0)

@@ -7,8 +7,8 @@ import pytest
 from numpyro.infer.util import log_density
 
 import bayes_attn  # noqa: F401
-from bayes_attn.potts import (FAConfig, Potts, coverage, exact_distribution, fit_lbfgs, generate_couplings, map_lambda,
-                              pl_model, sample_pseudo_posterior)
+from bayes_attn.potts import (FAConfig, Potts, PseudoPosterior, exact_distribution, fit_lbfgs, generate_couplings,
+                              map_lambda, pl_model, sandwich_omega)
 
 
 def _data(M=400, seed=0):
@@ -35,12 +35,40 @@ def test_map_is_ridge_pl():
     assert max(float(jnp.abs(v).max()) for v in g_far.values()) > 1e-3
 
 
+@pytest.mark.xfail(strict=True, reason="measured: the pseudo-posterior's 90 % intervals under-cover at L = C = 3 "
+                   "(0.73 +- 0.06 over 4 data sets, omega = 1 and sandwich-adjusted alike; docs/potts_results.md)")
+def test_calibration_L3_nominal_90_percent_covers_truth():
+    """Calibration that can fail: on data from known couplings (L = C = 3, fields, exact samples),
+    the nominal 90 % credible intervals of the gauged couplings at the magnitude-adjusted omega
+    cover the truth at 0.9 within 3 binomial s.e.  Over-concentrated intervals (e.g. half the
+    width) would cover ~0.6 and fail.  It does fail today (strict xfail: a fix turns it into an
+    unexpected pass that must be acknowledged by removing the marker)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "examples"))
+    from potts_bayes import calibrate_small
+
+    res = calibrate_small(reps=3, M=300, warmup=80, draws=150, omegas=("adjusted",))
+    c = res["coverage"]["adjusted"]
+    assert c["n_dof"] == 3 * 3 * 4
+    assert abs(c["rate"] - 0.9) <= 3 * np.sqrt(0.9 * 0.1 / c["n_dof"]), c
+    assert all(0.2 < w < 5 for w in res["omegas"])
+
+
 @pytest.mark.slow
-def test_nuts_pseudo_posterior_runs_and_is_reported():
-    m, s = _data(M=300)
-    p, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(3, 3), map_lambda(300, 3))
-    out = sample_pseudo_posterior(jax.random.PRNGKey(1), s, 3, chains=2, warmup=200, draws=200,
-                                  init={"A": p["A"][0], "V": p["V"][0]})
-    assert out["pseudo_posterior"] and out["omega"] == 1.0
-    assert out["K0"].shape == (2, 200, 3, 3, 3, 3) and out["rhat_K_max"] < 1.1
-    assert 0.0 <= coverage(out["K0"], m.beta, m.J, m.U) <= 1.0
+def test_calibration_L20_reported_with_binomial_error():
+    """L = C = 20 counterpart (slow): coverage of the 90 % intervals of the gauged couplings on G2 +
+    consensus-field data (beta fixed, no tuning) within 3 binomial s.e. of 0.9."""
+    from bayes_attn.potts import SampleConfig, coverage, make_dataset
+
+    d = make_dataset(SampleConfig(L=20, C=20, consensus=1.0, field_sigma=0.5, beta=1.5, M=1000, n_val=10,
+                                  n_test=10, rungs=6, systems=500, burn_sweeps=300, check_other=False))
+    s = d["sequences"]
+    m = Potts(d["J"], d["U"], float(d["beta"]), d["h"])
+    fp, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(20, 20, bias=True), map_lambda(1000, 20))
+    om = sandwich_omega(s, fp, scale_b=3.0)
+    out = PseudoPosterior(20, 20, omega=om["omega"], scale_b=3.0, chains=1, warmup=150, draws=150,
+                          max_tree_depth=6).run(jax.random.PRNGKey(1), s, init=fp)
+    c = coverage(out["K0"], m.beta, m.J, m.U)
+    assert abs(c["rate"] - 0.9) <= 3 * c["binom_se"] + 0.02, c

@@ -71,3 +71,44 @@ def test_contact_precision_on_exact_sparse_couplings():
     n_true = int((np.triu(J) != 0).sum())
     assert all(prec[k] == 1.0 for k in prec if k <= n_true)
     assert gauge_fix(T).shape == T.shape
+
+
+def test_gauge_fields_keep_the_conditionals():
+    """Zero-sum couplings with gauge_fields give the same conditional logits up to a constant per
+    (sequence, site), for an asymmetric K (the conditional form of plmDCA / FA)."""
+    from bayes_attn.potts import gauge_fields
+
+    rng = np.random.default_rng(9)
+    L, C = 5, 4
+    K = rng.normal(size=(L, L, C, C))
+    K[np.arange(L), np.arange(L)] = 0
+    b = rng.normal(size=(L, C))
+    s = rng.integers(0, C, (7, L))
+
+    def logits(K, b):
+        return np.stack([[b[i] + sum(K[i, j][:, x[j]] for j in range(L) if j != i) for i in range(L)] for x in s])
+
+    z1, z2 = logits(K, b), logits(zero_sum(K), gauge_fields(b, K))
+    d = z1 - z2
+    np.testing.assert_allclose(d - d.mean(-1, keepdims=True), 0, atol=1e-12)
+    np.testing.assert_allclose(gauge_fields(b, K).sum(-1), 0, atol=1e-12)
+
+
+def test_fa_metrics_exact_mapping_is_perfect():
+    """The exact FA mapping (A = beta J, V = U, b = beta h) has corr 1 and zero error on couplings and
+    fields, and zero test gap; plmDCA parameters holding the same couplings agree."""
+    from bayes_attn.potts import Potts, fa_metrics, generate_fields
+
+    J, U = generate_couplings("G1", 6, 4, seed=2)
+    h, _ = generate_fields(6, 4, 2, field_sigma=0.5, consensus=1.0)
+    m = Potts(J, U, 1.3, h)
+    s = np.random.default_rng(3).integers(0, 4, (30, 6))
+    fa = {"A": jnp.asarray(m.beta * J)[None], "V": jnp.asarray(U)[None], "b": jnp.asarray(m.beta * h)}
+    plm = {"W": jnp.asarray(true_couplings(m.beta, J, U)), "h": jnp.asarray(m.beta * h)}
+    for p in (fa, plm):
+        r = fa_metrics(p, m, {"test": s, "val": s})
+        assert abs(r["gap"]) < 1e-12 and r["eps_J"] < 1e-12 and r["eps_h"] < 1e-12
+        assert np.isclose(r["corr_K"], 1.0) and np.isclose(r["corr_h"], 1.0)
+    # a wrong field is seen by the field metrics only
+    r = fa_metrics(dict(fa, b=fa["b"] + jnp.asarray(np.random.default_rng(4).normal(size=(6, 4)))), m, {"test": s})
+    assert r["eps_J"] < 1e-12 and r["eps_h"] > 0.1

@@ -111,3 +111,19 @@ def test_mlm_mean_equals_pl():
 def test_pseudo_nll_uniform():
     s = np.zeros((3, 4), int)
     assert np.isclose(float(pseudo_nll(jnp.zeros((3, 4, 5)), s)), np.log(5))
+
+
+def test_fields_consensus_and_config_validation():
+    from bayes_attn.potts import SampleConfig, generate_fields
+
+    h, cons = generate_fields(30, 5, 3, field_sigma=0.1, consensus=2.0)
+    np.testing.assert_array_equal(h.argmax(1), cons)          # 2.0 vs 0.1 N(0, 1): > 10 sigma apart
+    h2, _ = generate_fields(30, 5, 3, field_sigma=0.1, consensus=2.0)
+    np.testing.assert_array_equal(h, h2)
+    assert generate_fields(3, 3, 0) == (None, None)
+    with pytest.raises(InputError, match="^potts.consensus: must be a finite number >= 0"):
+        SampleConfig(consensus=-1.0)
+    with pytest.raises(InputError, match="^potts.foo: unknown key$"):
+        SampleConfig.from_table({"foo": 1})
+    with pytest.raises(InputError, match="^potts.target_D: must be < 1"):
+        SampleConfig(target_D=1.5)

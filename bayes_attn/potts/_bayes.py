@@ -1,17 +1,22 @@
 """Bayesian factored attention: a NumPyro pseudo-posterior sampled with NUTS (potts.md §11.1).
 
     A_ij ~ N(0, s_A^2) (i != j; the masked diagonal is not a parameter),  V_ab ~ N(0, s_V^2),
-    factor("pl", omega * log PL(A, V)),   log PL = -M L l_PL .
+    b_i(a) ~ N(0, s_b^2) (optional per-site fields),
+    factor("pl", omega * log PL(A, V, b)),   log PL = -M L l_PL .
 
-The MAP of this density is ridge-PL = trained FA-free with lam = 1 / (2 s^2 omega M L) for
-both factors (:func:`map_lambda`).  The pseudo-likelihood is not a likelihood: with omega = 1
-the pseudo-posterior is over-concentrated, so credible intervals are not calibrated.  How the
-package reports it (project choice): every result carries ``omega`` and the flag
-``pseudo_posterior=True``; :func:`coverage` measures the empirical coverage of the true
-gauge-fixed couplings on synthetic data, the calibration step that must precede any
-interpretation of intervals (choose omega < 1 until coverage matches the nominal level).
-Convergence is diagnosed on gauge-invariant quantities (couplings K, the loss), never on raw
-A, V (the (c, 1/c) scale symmetry makes them non-identifiable).
+What it is and is not.  The pseudo-likelihood is a product of the L conditionals of each
+sequence, not the probability of the sequence; the pseudo-posterior is therefore **not** the
+Bayesian posterior of the Potts model (that would need the partition function Z(J, U, h)).  Its
+mode is ridge-PL = trained factored attention with lam = 1 / (2 s^2 omega M L) (:func:`map_lambda`);
+at omega = 1 its spread is that of a likelihood whose terms were independent, and the L
+conditionals of one sequence are not, so its credible intervals are not calibrated.
+:func:`sandwich_omega` chooses omega by the magnitude adjustment of composite likelihoods: with
+H the curvature of the log pseudo-posterior at the mode and J the covariance of the per-sequence
+scores, omega = 1 / mean(nonzero eigenvalues of H^-1 J), so that omega H matches the sandwich
+precision H J^-1 H on average.  Whether the intervals then cover the truth is an empirical
+question: :func:`coverage` measures it on synthetic data with known couplings (tests and
+``examples/potts_bayes.py``).  Convergence is diagnosed on gauge-invariant quantities (the
+gauge-fixed couplings K0), never on raw A, V (the (c, 1/c) scale symmetry).
 """
 
 from __future__ import annotations
@@ -22,23 +27,32 @@ import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
+from jax.flatten_util import ravel_pytree
 from numpyro.infer import MCMC, NUTS
 
-from .._errors import positive
+from .._errors import positive, require
 from ._attention import fa_logits
-from ._gauge import gauge_fix, offdiag, true_couplings, zero_sum
+from ._gauge import gauge_fields, gauge_fix, offdiag, true_couplings, zero_sum
 from ._model import pseudo_nll
 
 
-def pl_model(s, L: int, C: int, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0):
-    """NumPyro model of the pseudo-posterior (§11.1)."""
-    n_off = L * (L - 1)
-    a = numpyro.sample("A_off", dist.Normal(0.0, scale_A).expand([n_off]).to_event(1))
-    V = numpyro.sample("V", dist.Normal(0.0, scale_V).expand([C, C]).to_event(2))
-    A = jnp.zeros((L, L)).at[~np.eye(L, dtype=bool)].set(a)
-    params = {"A": A[None], "V": V[None]}
+def _params(z, L):
+    A = jnp.zeros((L, L), z["V"].dtype).at[~np.eye(L, dtype=bool)].set(z["A_off"])
+    p = {"A": A[None], "V": z["V"][None]}
+    if "b" in z:
+        p["b"] = z["b"]
+    return p
+
+
+def pl_model(s, L: int, C: int, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0,
+             scale_b: float | None = None):
+    """NumPyro model of the pseudo-posterior (§11.1); fields when ``scale_b`` is given."""
+    z = {"A_off": numpyro.sample("A_off", dist.Normal(0.0, scale_A).expand([L * (L - 1)]).to_event(1)),
+         "V": numpyro.sample("V", dist.Normal(0.0, scale_V).expand([C, C]).to_event(2))}
+    if scale_b is not None:
+        z["b"] = numpyro.sample("b", dist.Normal(0.0, scale_b).expand([L, C]).to_event(2))
     M = s.shape[0]
-    numpyro.factor("pl", -omega * M * L * pseudo_nll(fa_logits(params, s), s))
+    numpyro.factor("pl", -omega * M * L * pseudo_nll(fa_logits(_params(z, L), s), s))
 
 
 def map_lambda(M: int, L: int, omega: float = 1.0, scale: float = 1.0) -> float:
@@ -46,48 +60,132 @@ def map_lambda(M: int, L: int, omega: float = 1.0, scale: float = 1.0) -> float:
     return 1.0 / (2.0 * scale ** 2 * omega * M * L)
 
 
-def sample_pseudo_posterior(key, s, C: int, *, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0,
-                            chains: int = 2, warmup: int = 300, draws: int = 300, init=None,
-                            progress_bar: bool = False) -> dict:
-    """NUTS on the pseudo-posterior; returns draws of A (chains, draws, L, L), V, gauge-fixed
-    couplings K0 (chains, draws, L, L, C, C) and R-hat / ESS of the off-diagonal K0 entries.
+def _z_of(params, L):
+    A = np.asarray(params["A"]).reshape(L, L)
+    z = {"A_off": jnp.asarray(A[~np.eye(L, dtype=bool)]), "V": jnp.asarray(np.asarray(params["V"]).reshape(
+        params["V"].shape[-2:]))}
+    if "b" in params:
+        z["b"] = jnp.asarray(params["b"])
+    return z
 
-    ``init``: optional dict {"A": (L, L), "V": (C, C)} (e.g. the MAP) for every chain."""
+
+def sandwich_omega(s, params, *, scale_A: float = 1.0, scale_V: float = 1.0, scale_b: float | None = None) -> dict:
+    """Magnitude adjustment of the pseudo-likelihood at ``params`` (the MAP of omega = 1, single head).
+
+    Returns {"omega", "eigs_mean", "rank"}: omega = 1 / mean of the eigenvalues of H^-1 J that are
+    nonzero (J vanishes along the gauge directions, which carry no data)."""
     s = jnp.asarray(s)
     M, L = s.shape
-    positive(omega, "omega")
-    kernel = NUTS(pl_model, target_accept_prob=0.85)
-    mcmc = MCMC(kernel, num_warmup=warmup, num_samples=draws, num_chains=chains, chain_method="sequential",
-                progress_bar=progress_bar)
-    init_params = None
-    if init is not None:
-        A0 = np.asarray(init["A"]).reshape(L, L)
-        one = {"A_off": jnp.asarray(A0[~np.eye(L, dtype=bool)]), "V": jnp.asarray(np.asarray(init["V"]).reshape(C, C))}
-        init_params = jax.tree.map(lambda x: jnp.broadcast_to(x, (chains, *x.shape)), one)
-    mcmc.run(key, s, L, C, omega, scale_A, scale_V, init_params=init_params)
-    post = mcmc.get_samples(group_by_chain=True)
-    nc, nd = post["V"].shape[:2]
-    A = np.zeros((nc, nd, L, L))
-    A[..., ~np.eye(L, dtype=bool)] = np.asarray(post["A_off"])
-    V = np.asarray(post["V"])
-    K = np.einsum("cdij,cdab->cdijab", A, V)
-    K0 = zero_sum(0.5 * (K + K.transpose(0, 1, 3, 2, 5, 4)))
-    flat = K0[:, :, ~np.eye(L, dtype=bool)].reshape(nc, nd, -1)
-    rhat = np.asarray(az.rhat(flat), float)
-    ess = np.asarray(az.ess(flat), float)
-    div = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
-    return {"A": A, "V": V, "K0": K0, "rhat_K_max": float(np.nanmax(rhat)), "ess_K_min": float(np.nanmin(ess)),
-            "divergences": div, "omega": omega, "pseudo_posterior": True}
+    z0 = _z_of(params, L)
+    flat, unravel = ravel_pytree(z0)
+
+    def ell(x, sm):                     # log PL of one sequence
+        return -L * pseudo_nll(fa_logits(_params(unravel(x), L), sm[None]), sm[None])
+
+    def log_prior(x):
+        z = unravel(x)
+        lp = -0.5 * jnp.sum(z["A_off"] ** 2) / scale_A ** 2 - 0.5 * jnp.sum(z["V"] ** 2) / scale_V ** 2
+        if "b" in z:
+            lp = lp - 0.5 * jnp.sum(z["b"] ** 2) / scale_b ** 2
+        return lp
+
+    G = jax.jit(jax.vmap(jax.grad(ell), in_axes=(None, 0)))(flat, s)          # (M, p) per-sequence scores
+    Gc = np.asarray(G - G.mean(0))
+    Jm = Gc.T @ Gc
+    total = lambda x: jnp.sum(jax.vmap(ell, in_axes=(None, 0))(x, s)) + log_prior(x)  # noqa: E731
+    hvp = lambda v: jax.jvp(jax.grad(total), (flat,), (v,))[1]  # noqa: E731
+    H = -np.asarray(jax.jit(lambda: jax.lax.map(hvp, jnp.eye(flat.size, dtype=flat.dtype), batch_size=16))())
+    H = 0.5 * (H + H.T)
+    w, Q = np.linalg.eigh(H)
+    require(w.min() > 0, "params", "the log pseudo-posterior is not concave there (not a mode?)")
+    Hm12 = Q / np.sqrt(w)
+    eig = np.linalg.eigvalsh(Hm12.T @ Jm @ Hm12)
+    nz = eig[eig > 1e-6 * eig.max()]
+    return {"omega": float(1.0 / nz.mean()), "eigs_mean": float(nz.mean()), "rank": int(nz.size)}
 
 
-def coverage(K0_draws, beta: float, J, U, level: float = 0.9) -> float:
-    """Fraction of true gauge-fixed couplings (i != j) inside the central ``level`` credible
-    intervals of ``K0_draws`` (..., L, L, C, C) flattened over the leading draw axes."""
-    L = np.asarray(J).shape[0]
-    d = np.asarray(K0_draws).reshape(-1, *np.asarray(K0_draws).shape[-4:])
-    T = offdiag(gauge_fix(true_couplings(beta, J, U)))
-    lo, hi = np.quantile(d[:, ~np.eye(L, dtype=bool)], [(1 - level) / 2, (1 + level) / 2], axis=0)
-    return float(np.mean((T >= lo) & (T <= hi)))
+class PseudoPosterior:
+    """NUTS on the pseudo-posterior, compiled once for a data shape (the data travel as arguments),
+    so repeated calibration runs on new data sets reuse it."""
+
+    def __init__(self, L: int, C: int, *, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0,
+                 scale_b: float | None = None, chains: int = 2, warmup: int = 300, draws: int = 300,
+                 max_tree_depth: int = 8, progress_bar: bool = False):
+        positive(omega, "omega")
+        self.L, self.C, self.omega, self.scales = L, C, float(omega), (scale_A, scale_V, scale_b)
+        kernel = NUTS(pl_model, target_accept_prob=0.85, max_tree_depth=max_tree_depth)
+        self.mcmc = MCMC(kernel, num_warmup=warmup, num_samples=draws, num_chains=chains,
+                         chain_method="sequential", progress_bar=progress_bar)
+
+    def run(self, key, s, init=None, omega: float | None = None) -> dict:
+        """Draws of A, V, (b), gauge-fixed couplings K0 (chains, draws, L, L, C, C), gauged fields h0,
+        R-hat / ESS of the off-diagonal K0 entries, divergences."""
+        s = jnp.asarray(s)
+        L, C = self.L, self.C
+        omega = self.omega if omega is None else float(omega)
+        chains = self.mcmc.num_chains
+        init_params = None
+        if init is not None:
+            init_params = _z_of(init, L)
+            if chains > 1:
+                init_params = jax.tree.map(lambda x: jnp.broadcast_to(x, (chains, *x.shape)), init_params)
+        self.mcmc.run(key, s, L, C, omega, *self.scales, init_params=init_params)
+        post = self.mcmc.get_samples(group_by_chain=True)
+        nc, nd = post["V"].shape[:2]
+        A = np.zeros((nc, nd, L, L))
+        A[..., ~np.eye(L, dtype=bool)] = np.asarray(post["A_off"])
+        V = np.asarray(post["V"])
+        K = np.einsum("cdij,cdab->cdijab", A, V)
+        K0 = zero_sum(0.5 * (K + K.transpose(0, 1, 3, 2, 5, 4)))
+        out = {"A": A, "V": V, "K0": K0, "omega": omega, "pseudo_posterior": True}
+        if "b" in post:
+            b = np.asarray(post["b"])
+            out["h0"] = np.stack([[gauge_fields(b[c, d], K[c, d]) for d in range(nd)] for c in range(nc)])
+        flat = K0[:, :, ~np.eye(L, dtype=bool)].reshape(nc, nd, -1)
+        out["rhat_K_max"] = float(np.nanmax(np.asarray(az.rhat(flat), float))) if nc > 1 else float("nan")
+        out["ess_K_min"] = float(np.nanmin(np.asarray(az.ess(flat), float)))
+        out["divergences"] = int(np.asarray(self.mcmc.get_extra_fields()["diverging"]).sum())
+        return out
 
 
-__all__ = ["pl_model", "map_lambda", "sample_pseudo_posterior", "coverage"]
+def sample_pseudo_posterior(key, s, C: int, *, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0,
+                            scale_b: float | None = None, chains: int = 2, warmup: int = 300, draws: int = 300,
+                            init=None, progress_bar: bool = False) -> dict:
+    """One NUTS run on the pseudo-posterior (see :class:`PseudoPosterior`)."""
+    L = np.shape(s)[1]
+    return PseudoPosterior(L, C, omega=omega, scale_A=scale_A, scale_V=scale_V, scale_b=scale_b, chains=chains,
+                           warmup=warmup, draws=draws, progress_bar=progress_bar).run(key, s, init)
+
+
+def coverage(K0_draws, beta: float, J, U, level: float = 0.9) -> dict:
+    """Coverage of the true gauge-fixed couplings by the central ``level`` credible intervals of
+    ``K0_draws`` (..., L, L, C, C): entries i < j (the symmetrised tensor repeats j > i).
+
+    Returns {"covered", "n", "rate", "binom_se", "n_dof"}: ``binom_se`` = sqrt(r (1 - r) / n_dof)
+    counts (C-1)^2 free entries per pair (the zero-sum gauge leaves those), so it does not
+    pretend the C^2 entries of a pair are independent."""
+    J = np.asarray(J)
+    L, C = J.shape[0], np.asarray(U).shape[0]
+    d = np.asarray(K0_draws).reshape(-1, L, L, C, C)
+    T = gauge_fix(true_couplings(beta, J, U))
+    iu = np.triu_indices(L, 1)
+    lo, hi = np.quantile(d[:, iu[0], iu[1]], [(1 - level) / 2, (1 + level) / 2], axis=0)
+    inside = (T[iu] >= lo) & (T[iu] <= hi)
+    n_dof = iu[0].size * (C - 1) ** 2
+    r = float(inside.mean())
+    return {"covered": int(inside.sum()), "n": int(inside.size), "rate": r, "n_dof": n_dof,
+            "binom_se": float(np.sqrt(r * (1 - r) / n_dof)) if n_dof else float("nan")}
+
+
+def pool_coverage(results) -> dict:
+    """Pool :func:`coverage` results of independent data sets."""
+    n = sum(r["n"] for r in results)
+    cov = sum(r["covered"] for r in results)
+    n_dof = sum(r["n_dof"] for r in results)
+    rate = cov / n
+    return {"covered": cov, "n": n, "rate": rate, "n_dof": n_dof, "binom_se": float(np.sqrt(rate * (1 - rate) / n_dof)),
+            "datasets": len(results)}
+
+
+__all__ = ["pl_model", "map_lambda", "sandwich_omega", "PseudoPosterior", "sample_pseudo_posterior", "coverage",
+           "pool_coverage"]
