@@ -131,13 +131,14 @@ class FitInfo(NamedTuple):
 
 
 @functools.lru_cache(maxsize=64)
-def _lbfgs_runner(objective, max_iter, tol, rtol, patience, memory):
-    """The jitted L-BFGS loop, built once per (objective, settings): a fit at another lambda or data
-    set of the same shapes reuses the compiled code (a fresh closure per call recompiled every fit)."""
+def _lbfgs_runner(objective, patience, memory):
+    """The jitted L-BFGS loop, built once per objective: a fit at another lambda, tolerance, iteration
+    budget or data set of the same shapes reuses the compiled code (the settings are traced
+    arguments; a fresh closure per call recompiled every fit)."""
     opt = optax.lbfgs(memory_size=memory)
 
     @jax.jit
-    def run(params, *args):
+    def run(params, max_iter, tol, rtol, *args):
         f = lambda p: objective(p, *args)  # noqa: E731
         vg = optax.value_and_grad_from_state(f)
 
@@ -176,8 +177,9 @@ def lbfgs(objective, params, *args, max_iter: int = 2000, tol: float = 1e-6, rto
     nonnegative_int(max_iter, "max_iter")
     require(tol >= 0 and rtol >= 0, "tol", f"tolerances must be >= 0, got tol={tol}, rtol={rtol}")
     positive(patience, "patience", integer=True)
-    run = _lbfgs_runner(objective, int(max_iter), float(tol), float(rtol), int(patience), int(memory))
-    p, value, gn, it, n_small, rel, moved, gn_last = run(params, *args)
+    run = _lbfgs_runner(objective, int(patience), int(memory))
+    p, value, gn, it, n_small, rel, moved, gn_last = run(params, jnp.asarray(max_iter), jnp.asarray(tol, float),
+                                                          jnp.asarray(rtol, float), *args)
     gn = float(gn)
     if gn <= tol or float(gn_last) <= tol:
         reason = "gradient"
