@@ -1,0 +1,16 @@
+"""docs/theory_solver.md: the earlier solver timings on a shared machine (load average ~30).
+
+Reads benchmarks/theory/results_markov.json (benchmarks/theory/run.py on 2026-11-29).
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import load  # noqa: E402
+from theory_solver_bench import rows  # noqa: E402
+
+
+def render() -> str:
+    d = load("benchmarks/theory/results_markov.json", "benchmarks/theory/run.py")
+    return rows(d, hessian=True)
