@@ -67,7 +67,7 @@ def render() -> str:
     rows.append(["theory agrees with sampled networks",
                  f"{_verdict(inside == len(s))}: over {len(seeds['data_seeds'])} data/head seeds the theory lies within "
                  f"the sampled error bars at {inside} of {len(s)} widths (N = {sw[0]} … {sw[-1]}); paired differences "
-                 f"≤ {pct(dmax, 2)} points; exact-minus-theory predictor-mean gap ∝ N^{minus(f'{fss["slope"]:.2f}')} for "
+                 f"≤ {pct(dmax, 2)} points; exact-minus-theory predictor-mean gap ∝ N^{minus(format(fss['slope'], '.2f'))} for "
                  f"N ≥ {fss['fit_min']} (T = {g(fss['T'])}, docs/wishart.md)"])
 
     # head pruning
