@@ -19,8 +19,8 @@ from bayes_attn.network import (
     path_inputs,
     path_labels,
     phi,
-    renormalized_kernel,
 )
+from bayes_attn.linalg import kernel_matrix
 from conftest import random_task
 
 
@@ -105,7 +105,7 @@ def test_kernel_identity_jacobian():
     w_eff = effective_weights(values, a)
     J = jax.jacobian(lambda V: forward_paths(xpi, V, w_eff))(jnp.asarray(V0)).reshape(5, -1)
     K_jac = spec.sigma2_input * J @ J.T
-    K_phi = renormalized_kernel(phi(xpi, spec.sigma2_input), phi(xpi, spec.sigma2_input), gram(w_eff))
+    K_phi = kernel_matrix(phi(xpi, spec.sigma2_input), phi(xpi, spec.sigma2_input), gram(w_eff))
     np.testing.assert_allclose(K_phi, K_jac, rtol=1e-10)
 
 

@@ -6,8 +6,17 @@ import xarray as xr
 from conftest import random_task
 
 from bayes_attn.cli import main
-from bayes_attn.network import gp_predict_U
 from bayes_attn.tasks import save_bundle
+
+
+def predict(U, phi_tr, phi_te, y, T):
+    """Dense GP regression with the renormalised kernel, written out in numpy (an independent route:
+    ``K = sum_i Phi_i U Phi_i^T``, mean ``k^T (K + T I)^-1 y``, variance ``k** - k^T (K + T I)^-1 k``)."""
+    phi_tr, phi_te, U = (np.asarray(a, dtype=float) for a in (phi_tr, phi_te, U))
+    kern = lambda a, b: np.einsum("mip,pq,niq->mn", a, U, b)  # noqa: E731
+    A = kern(phi_tr, phi_tr) + T * np.eye(len(y))
+    k = kern(phi_tr, phi_te)
+    return k.T @ np.linalg.solve(A, y), np.diag(kern(phi_te, phi_te)) - np.sum(k * np.linalg.solve(A, k), axis=0)
 
 
 def _config(tmp_path, extra=""):
@@ -34,20 +43,20 @@ def test_theory_scan_file(tmp_path):
     assert ds["U_2"].shape == (2, 2, 2, 2) and ds["U_a"].shape == (2, 2)
     assert bool((ds["converged"] == 1).all()) and bool((ds["hessian_pd"] == 1).all())
     assert float(ds["grad_norm"].max()) <= 1e-9
-    # predictor = GP regression with the stored U (theory.md §4.2), independent path
+    # predictor = GP regression with the stored U (docs/theory.md eq. (4.2b)), dense numpy route
     spec = task.spec(width=6, temperature=0.05)
     U = ds["U"].isel(width=0, temperature=0).values
-    m, v = gp_predict_U(task.phi("train", spec), task.phi("test", spec), task.y_train, U, 0.05)
+    m, v = predict(U, task.phi("train", spec), task.phi("test", spec), task.y_train, 0.05)
     np.testing.assert_allclose(ds["predictor_mean"].isel(width=0, temperature=0), m, rtol=1e-10)
     np.testing.assert_allclose(ds["predictor_var"].isel(width=0, temperature=0), v, rtol=1e-10)
     acc = np.mean(np.sign(m) == task.y_test)
     assert float(ds["accuracy"].isel(width=0, temperature=0)) == pytest.approx(acc)
     # GP baseline: U = I (all sigma^2 = 1); subset "first" keeps paths (0,0), (0,1)
-    m_gp, _ = gp_predict_U(task.phi("train", spec), task.phi("test", spec), task.y_train, np.eye(4), 0.05)
+    m_gp, _ = predict(np.eye(4), task.phi("train", spec), task.phi("test", spec), task.y_train, 0.05)
     np.testing.assert_allclose(ds["gp_mean"].sel(subset="all").isel(temperature=0), m_gp, rtol=1e-10)
     phi_tr, phi_te = task.phi("train", spec), task.phi("test", spec)
     sub_tr, sub_te = phi_tr[:, :, :2] * np.sqrt(2.0), phi_te[:, :, :2] * np.sqrt(2.0)
-    m_sub, _ = gp_predict_U(sub_tr, sub_te, task.y_train, np.eye(2), 0.05)
+    m_sub, _ = predict(np.eye(2), sub_tr, sub_te, task.y_train, 0.05)
     np.testing.assert_allclose(ds["gp_mean"].sel(subset="first").isel(temperature=0), m_sub, rtol=1e-10)
     # larger width: closer to the GP value
     d = np.abs(ds["U"].sel(temperature=0.05) - np.eye(4)).max(dim=("path", "path_")).values

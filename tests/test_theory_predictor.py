@@ -6,12 +6,11 @@ import pytest
 from conftest import random_task
 from scipy.stats import norm
 
-from bayes_attn.network import path_inputs, path_attention
+from bayes_attn.linalg import apply_kernel, kernel_diag
+from bayes_attn.network import path_attention, path_inputs, path_kernel_matrix, path_kernels
 from bayes_attn.theory import (
     gp_predict,
     head_scores,
-    kernels,
-    path_kernels,
     predict,
     predictor_metrics,
     silence,
@@ -22,7 +21,7 @@ from bayes_attn.theory import (
 def test_path_kernels_match_definition():
     task = random_task(P=5, Q=3, heads=(2, 3), seed=1)
     spec = task.spec(width=4, variances=(1.7, 1.0, 1.0, 1.0))
-    C = path_kernels(task.phi("test", spec), task.phi("train", spec))
+    C = path_kernel_matrix(task.phi("test", spec), task.phi("train", spec))
     xpi_te = np.asarray(path_inputs(jnp.asarray(task.x_test), path_attention(task.omegas("test"), "last")))
     xpi_tr = np.asarray(path_inputs(jnp.asarray(task.x_train), path_attention(task.omegas("train"), "last")))
     want = 1.7 / task.n0 * np.einsum("mip,niq->pqmn", xpi_te, xpi_tr)
@@ -31,11 +30,13 @@ def test_path_kernels_match_definition():
     rng = np.random.default_rng(0)
     A = rng.standard_normal((6, 6))
     U = A + A.T
-    k = kernels(jnp.asarray(U), task.phi("train", spec), task.phi("test", spec))
-    C_tr_te = path_kernels(task.phi("train", spec), task.phi("test", spec))
-    np.testing.assert_allclose(k.train_test, np.einsum("pq,pqmn->mn", U, C_tr_te) / 6, rtol=1e-10, atol=1e-13)
-    C_te = path_kernels(task.phi("test", spec), task.phi("test", spec))
-    np.testing.assert_allclose(k.test_diag, np.diagonal(np.einsum("pq,pqmn->mn", U, C_te)) / 6, rtol=1e-10)
+    pk = path_kernels(task.phi("train", spec), task.phi("test", spec))
+    C_tr_te = path_kernel_matrix(task.phi("train", spec), task.phi("test", spec))
+    np.testing.assert_allclose(apply_kernel(pk.cross, jnp.asarray(U)), np.einsum("pq,pqmn->mn", U, C_tr_te) / 6,
+                               rtol=1e-10, atol=1e-13)
+    C_te = path_kernel_matrix(task.phi("test", spec), task.phi("test", spec))
+    np.testing.assert_allclose(kernel_diag(pk.phi_test, jnp.asarray(U)), np.diagonal(np.einsum("pq,pqmn->mn", U, C_te)) / 6,
+                               rtol=1e-10)
 
 
 def test_head_scores_identity_and_silencing():

@@ -1,33 +1,30 @@
-"""The network: specification, fixed attention, path expansion, kernels."""
+"""The network: specification, fixed attention, path expansion, path kernels (docs/theory.md §1–§4.3)."""
 
 from ._attention import HeadLayer, hardmax_keys, pool, qk_scores, softmax_keys, w_scores
-from ._kernels import (
-    collapsed_log_likelihood,
-    gaussian_log_marginal,
-    gp_posterior,
-    gp_predict_U,
-    kernel_fn,
-    path_kernel_blocks,
-    renormalized_kernel,
-    renormalized_kernel_diag,
-)
+from ._kernels import PathKernels, path_kernel_matrix, path_kernels, predictive
 from ._paths import (
+    apply_layer,
     backward_readouts,
+    backward_vectors,
     effective_weights,
     forward,
     forward_paths,
     gram,
     head_membership,
+    layer_view,
     order_parameters,
     path_attention,
+    path_forward,
     path_inputs,
     path_labels,
     phi,
+    project_input,
 )
-from ._spec import READOUTS, NetworkSpec
+from ._spec import READOUTS, Hyper, NetworkSpec
 
 __all__ = [
     "NetworkSpec",
+    "Hyper",
     "READOUTS",
     "HeadLayer",
     "softmax_keys",
@@ -39,19 +36,20 @@ __all__ = [
     "path_inputs",
     "phi",
     "backward_readouts",
+    "backward_vectors",
     "effective_weights",
     "gram",
     "order_parameters",
     "forward",
     "forward_paths",
+    "path_forward",
+    "project_input",
+    "apply_layer",
+    "layer_view",
     "path_labels",
     "head_membership",
-    "renormalized_kernel",
-    "path_kernel_blocks",
-    "kernel_fn",
-    "renormalized_kernel_diag",
-    "gaussian_log_marginal",
-    "gp_posterior",
-    "gp_predict_U",
-    "collapsed_log_likelihood",
+    "path_kernel_matrix",
+    "PathKernels",
+    "path_kernels",
+    "predictive",
 ]

@@ -12,9 +12,11 @@ Paths are flattened with ``h_1`` most significant (theory.md §1).
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Sequence
 
 import jax.numpy as jnp
+import numpy as np
 
 from ._attention import pool
 
@@ -97,6 +99,54 @@ def forward(x, omegas: Sequence, readout: str, V0, values: Sequence, a):
     return h @ a / jnp.sqrt(a.shape[0])
 
 
+def layer_view(heads: Sequence[int], l: int) -> tuple[int, int, int]:
+    """``(n_prefix, H_l, n_suffix)`` of 0-based layer ``l``: a path index is ``(prefix, h_l, suffix)``
+    with ``h_1`` most significant (theory.md §1)."""
+    return math.prod(heads[:l]), heads[l], math.prod(heads[l + 1:])
+
+
+def project_input(V0, xpi):
+    """``Z_0[mu, pi] = V0 x^pi(x^mu) / sqrt(N0)``: the input projection of every path, ``(P, n_pi, N_1)``."""
+    return jnp.einsum("ji,mip->mpj", V0, xpi) / jnp.sqrt(xpi.shape[1])
+
+
+def apply_layer(heads: Sequence[int], l: int, V, Z):
+    """``Z_l[mu, pi] = V^(l, h_l(pi)) Z_{l-1}[mu, pi] / sqrt(H_l N_l)`` (0-based ``l``; ``Z``: ``(P, n_pi, N_l)``).
+
+    Propagating every path separately through the value matrices is the path form of the forward
+    map (theory.md §2.4): ``f = sum_pi a . Z_L[pi] / sqrt(N_a)`` (:func:`path_forward`).
+    """
+    pre, H, suf = layer_view(heads, l)
+    P = Z.shape[0]
+    out = jnp.einsum("hji,mahbi->mahbj", V, Z.reshape(P, pre, H, suf, -1))
+    return out.reshape(P, pre * H * suf, -1) / jnp.sqrt(H * V.shape[2])
+
+
+def path_forward(heads: Sequence[int], xpi, V0, values: Sequence, a):
+    """Network output by propagating every path (equals :func:`forward` and :func:`forward_paths`)."""
+    Z = project_input(V0, xpi)
+    for l, V in enumerate(values):
+        Z = apply_layer(heads, l, V, Z)
+    return jnp.einsum("mpj,j->m", Z, a) / jnp.sqrt(a.shape[0])
+
+
+def backward_vectors(heads: Sequence[int], values: Sequence, a):
+    """Per-path backward vectors ``[b^(1), ..., b^(L+1)]``, each ``(n_pi, N_l)``.
+
+    ``b^(L+1)_pi = a / sqrt(N_a)`` and ``b^(l)_pi = V^(l,h_l)^T b^(l+1)_pi / sqrt(H_l N_l)``, so that
+    ``df/dV^(l,h) = sum_{pi: h_l = h} b^(l+1)_pi Z_{l-1}[pi]^T / sqrt(H_l N_l)``.  They are the
+    backward readouts of :func:`backward_readouts` rescaled and repeated over the path prefix:
+    ``b^(l)_pi = w^(l)_{(h_l..h_L)(pi)} / sqrt(p_l N_l)`` (theory.md §4.3).
+    """
+    n_pi = math.prod(heads)
+    ws = backward_readouts(values, a) + [a[None, :]]  # w^(1) .. w^(L), w^(L+1) = a
+    out = []
+    for l, w in enumerate(ws):
+        p_l = w.shape[0]
+        out.append(jnp.tile(w, (n_pi // p_l, 1)) / jnp.sqrt(p_l * w.shape[1]))
+    return out
+
+
 def path_labels(head_names: Sequence[Sequence[str]]) -> list[str]:
     """Labels ``"h1,h2,..."`` of the flattened paths (``h_1`` most significant)."""
     return [",".join(p) for p in itertools.product(*head_names)]
@@ -104,6 +154,4 @@ def path_labels(head_names: Sequence[Sequence[str]]) -> list[str]:
 
 def head_membership(heads: Sequence[int]):
     """Integer array ``(n_pi, L)``: the head of each layer on each path."""
-    import numpy as np
-
     return np.array(list(itertools.product(*[range(h) for h in heads])), dtype=int).reshape(-1, len(heads))

@@ -11,6 +11,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import jax
+import jax.numpy as jnp
+
 from .._errors import InputError, one_of, positive, require
 
 READOUTS = ("last", "first", "mean")
@@ -106,6 +109,10 @@ class NetworkSpec:
         """``sigma_a^2 prod_l sigma_l^2``: the GP value of ``U_1`` is this times the identity."""
         return self.sigma2_readout * math.prod(self.sigma2_layers)
 
+    def hyper(self) -> "Hyper":
+        """The widths, variances and temperature as traced JAX leaves (:class:`Hyper`)."""
+        return Hyper.from_spec(self)
+
     def with_(self, **changes) -> "NetworkSpec":
         """A copy with fields changed (re-validated)."""
         kw = dict(heads=self.heads, n0=self.n0, width=self.width, variances=self.variances,
@@ -121,4 +128,57 @@ class NetworkSpec:
             raise InputError(f"network.heads: spec has {self.heads} but the attention has {tuple(heads)}")
 
 
-__all__ = ["NetworkSpec", "READOUTS"]
+@jax.tree_util.register_pytree_node_class
+class Hyper:
+    """A :class:`NetworkSpec` whose widths, variances and temperature are JAX leaves.
+
+    Compiled functions (the theory solver, every sampler) take it as a **traced** argument, with
+    the heads as static structure: one compiled program then serves every width, temperature and
+    prior variance of the same array shapes (a width x temperature scan, the cells of a sweep).
+    It exposes the attributes that the theory reads from a spec (``heads``, ``widths``,
+    ``variances``, ``temperature``, ``n_layers``, ``p``, ``sigma2_*``).
+    """
+
+    def __init__(self, heads, widths, variances, temperature):
+        self.heads = tuple(int(h) for h in heads)
+        self.widths = widths
+        self.variances = variances
+        self.temperature = temperature
+
+    @classmethod
+    def from_spec(cls, spec: NetworkSpec) -> "Hyper":
+        return cls(spec.heads, jnp.asarray(spec.widths, dtype=jnp.float64),
+                   jnp.asarray(spec.variances, dtype=jnp.float64), jnp.asarray(spec.temperature, dtype=jnp.float64))
+
+    def tree_flatten(self):
+        return (self.widths, self.variances, self.temperature), self.heads
+
+    @classmethod
+    def tree_unflatten(cls, heads, leaves):
+        return cls(heads, *leaves)
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.heads)
+
+    @property
+    def n_paths(self) -> int:
+        return math.prod(self.heads)
+
+    def p(self, l: int) -> int:
+        return math.prod(self.heads[l - 1:])
+
+    @property
+    def sigma2_input(self):
+        return self.variances[0]
+
+    @property
+    def sigma2_layers(self):
+        return self.variances[1:-1]
+
+    @property
+    def sigma2_readout(self):
+        return self.variances[-1]
+
+
+__all__ = ["NetworkSpec", "READOUTS", "Hyper"]

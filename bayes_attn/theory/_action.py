@@ -16,12 +16,14 @@ finite value.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from ..network import NetworkSpec, gaussian_log_marginal
+from .. import linalg
+from ..linalg import KernelData
+from ..network import NetworkSpec
 
 
 def partial_trace(U_l, H_l: int):
@@ -75,27 +77,13 @@ def entropy(U_a, Us: Sequence, spec: NetworkSpec):
     return out
 
 
-def energy(U_1, kernel: Callable, y, T):
-    """Energy term ``E(U_1) = ln det(K_U + T I) + y^T (K_U + T I)^{-1} y`` (theory.md §4.4).
+def energy(U_1, kd: KernelData, y, T):
+    """Energy term ``E(U_1) = ln det(K_U + T I) + y^T (K_U + T I)^{-1} y`` (docs/theory.md eq. (4.4a)).
 
-    Parameters
-    ----------
-    U_1 : ``(n_pi, n_pi)`` array
-        Path overlap.
-    kernel : callable
-        ``U -> K_U`` on the training inputs, e.g. ``bayes_attn.network.kernel_fn(phi, phi)``.
-    y : ``(P,)`` array
-        Training labels.
-    T : float
-        Temperature.
-
-    Returns
-    -------
-    scalar; ``+inf`` when ``K_U + T I`` is not positive definite.  Computed as
-    ``-2 gaussian_log_marginal(K, y, T) - P ln 2 pi`` (explicit Cholesky, no inverse).
+    ``kd``: kernel data of the training inputs (:func:`bayes_attn.linalg.kernel_data` of ``Phi``);
+    ``+inf`` when ``K_U + T I`` is not positive definite (:func:`bayes_attn.linalg.energy`).
     """
-    y = jnp.asarray(y)
-    return -2.0 * gaussian_log_marginal(kernel(U_1), y, T) - y.shape[0] * jnp.log(2.0 * jnp.pi)
+    return linalg.energy(linalg.apply_kernel(kd, U_1), jnp.asarray(y), T)
 
 
 def u_a_closed_form(U_L, spec: NetworkSpec):
@@ -113,21 +101,21 @@ def u_a_closed_form(U_L, spec: NetworkSpec):
     return 0.5 * (-b + jnp.sqrt(b * b + 4.0 * c))
 
 
-def action(U_a, Us: Sequence, spec: NetworkSpec, kernel: Callable, y):
-    """Total action ``S_ent(U) + E(U_1)`` at temperature ``spec.temperature`` (theory.md §4.4).
+def action(U_a, Us: Sequence, spec: NetworkSpec, kd: KernelData, y):
+    """Total action ``S_ent(U) + E(U_1)`` at temperature ``spec.temperature`` (docs/theory.md eq. (4.4c)).
 
     Arguments as in :func:`entropy` and :func:`energy`.
     """
-    return entropy(U_a, Us, spec) + energy(Us[0], kernel, y, spec.temperature)
+    return entropy(U_a, Us, spec) + energy(Us[0], kd, y, spec.temperature)
 
 
-def reduced_action(Us: Sequence, spec: NetworkSpec, kernel: Callable, y):
+def reduced_action(Us: Sequence, spec: NetworkSpec, kd: KernelData, y):
     """Action with ``U_a`` eliminated by :func:`u_a_closed_form` (what the solver minimises).
 
     By the envelope theorem its gradient w.r.t. ``U_l`` equals the partial gradient of
     :func:`action` at ``U_a = u_a_closed_form(U_L)`` (theory.md §4.5).
     """
-    return action(u_a_closed_form(Us[-1], spec), Us, spec, kernel, y)
+    return action(u_a_closed_form(Us[-1], spec), Us, spec, kd, y)
 
 
 def gp_order_parameters(spec: NetworkSpec):

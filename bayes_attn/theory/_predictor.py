@@ -11,17 +11,16 @@ import numpy as np
 from scipy.special import ndtr
 
 from .._errors import require
-from ..network import gp_posterior
-from ._kernels import kernels
+from ..network import path_kernels, predictive
 
 
 def predict(U, phi_train, phi_test, y, T):
-    """Predictor mean ``k^T (K+TI)^{-1} y`` and variance ``K(x*,x*) - k^T (K+TI)^{-1} k`` at ``U`` (§4.2).
+    """Predictor mean and variance on the test inputs at path overlap ``U`` (docs/theory.md eq. (4.2b)).
 
-    Observation noise ``T`` is not included in the variance.
+    :func:`bayes_attn.network.predictive` with the kernel data of ``phi_train`` and ``phi_test``;
+    observation noise ``T`` is not included in the variance.
     """
-    k = kernels(jnp.asarray(U), phi_train, phi_test)
-    return gp_posterior(k.train, k.train_test, k.test_diag, jnp.asarray(y), T)
+    return predictive(jnp.asarray(U), path_kernels(phi_train, phi_test), jnp.asarray(y), T)
 
 
 def predictor_metrics(mean, var, y_test) -> dict[str, float]:
@@ -34,11 +33,6 @@ def predictor_metrics(mean, var, y_test) -> dict[str, float]:
         z = np.where(var > 0, y * mean / np.sqrt(np.maximum(var, 0.0)), np.sign(y * mean) * np.inf)
     return {"accuracy": float(np.mean(np.sign(mean) == y)), "bias": bias, "variance": variance,
             "gen_error": bias + variance, "prob_accuracy": float(np.mean(ndtr(z)))}
-
-
-def gp_overlap(spec):
-    """GP value of ``U_1``: ``sigma_a^2 prod_l sigma_l^2 I_{n_pi}`` (§4.6)."""
-    return spec.gp_scale * jnp.eye(spec.n_paths)
 
 
 def subset_paths(heads: Sequence[int], keep: Sequence[Sequence[int]]) -> np.ndarray:
@@ -70,4 +64,4 @@ def gp_predict(spec, phi_train, phi_test, y, keep=None):
     return predict(spec.gp_scale * jnp.eye(n), phi_train, phi_test, y, spec.temperature)
 
 
-__all__ = ["predict", "predictor_metrics", "gp_overlap", "subset_paths", "subset_phi", "gp_predict"]
+__all__ = ["predict", "predictor_metrics", "subset_paths", "subset_phi", "gp_predict"]

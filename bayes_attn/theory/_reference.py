@@ -23,9 +23,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from ..linalg import energy_gradient, kernel_data
+from ..network import Hyper
 from ._action import gp_order_parameters, u_a_closed_form
-from ._equations import energy_gradient, u1_fixed_point, u_l_root
-from ._params import Hyper
+from ._equations import u1_fixed_point, u_l_root
 
 
 class ReferenceResult(NamedTuple):
@@ -35,10 +36,10 @@ class ReferenceResult(NamedTuple):
     change: float             # last relative change of U_1 (Frobenius)
 
 
-def _sweep(Us, U_a, hyper, phi, y, damping):
+def _sweep(Us, U_a, hyper, kd, y, damping):
     L = hyper.n_layers
     Us = list(Us)
-    g_E = energy_gradient(Us[0], phi, y, hyper.temperature)
+    g_E = energy_gradient(Us[0], kd, y, hyper.temperature)
     B = jnp.linalg.inv(u1_fixed_point(Us[1] if L >= 2 else U_a, g_E, hyper))
     w, V = jnp.linalg.eigh(Us[0])
     half = (V * jnp.sqrt(w)) @ V.T
@@ -56,7 +57,7 @@ def reference_solve(spec, phi, y, *, damping: float = 0.5, tol: float = 1e-13,
                     max_iter: int = 200_000) -> ReferenceResult:
     """Iterate the block updates from the GP value until the relative change of ``U_1`` is ``<= tol``."""
     hyper = Hyper.from_spec(spec)
-    phi = jnp.asarray(phi, dtype=jnp.float64)
+    kd = kernel_data(jnp.asarray(phi, dtype=jnp.float64))
     y = jnp.asarray(y, dtype=jnp.float64)
     U_a, Us = gp_order_parameters(spec)
     U_a = u_a_closed_form(Us[-1], spec)
@@ -68,7 +69,7 @@ def reference_solve(spec, phi, y, *, damping: float = 0.5, tol: float = 1e-13,
 
         def body(c):
             Us, U_a, it, prev, d = c
-            new, U_a_new = _sweep(Us, U_a, hyper, phi, y, d)
+            new, U_a_new = _sweep(Us, U_a, hyper, kd, y, d)
             change = jnp.linalg.norm(new[0] - Us[0]) / jnp.linalg.norm(new[0]) / d
             # halve the damping whenever the (undamped-equivalent) change grows: kills 2-cycles
             d = jnp.where(change > prev, jnp.maximum(0.5 * d, 1e-4), d)

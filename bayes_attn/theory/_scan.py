@@ -8,25 +8,32 @@ for the path subsets); the solver status (``converged``, ``iterations``, ``grad_
 ``hessian_min_eig``, ``hessian_pd``, ``min_eig_U`` over ``order_parameter``, ``status``
 message, ``alternative_gap``).
 
-Scans *(project choice, theory.md §4.7)*: for each temperature, widths are solved from the
+Scans *(project choice, docs/theory.md §4.7)*: for each temperature, widths are solved from the
 largest down; each width is solved from the GP value and, when a larger width was solved,
 also warm-started from it; the lower action is kept and the relative ``U_1`` difference of
 the two solutions is stored in ``alternative_gap`` (large = multiple minima).
+
+The parts: :func:`solve_with_warm_start` (one grid point), :func:`solve_grid` (the loop),
+:func:`gp_baselines`, :func:`grid_dataset` (packing into the Dataset); :func:`scan` runs them.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from .._errors import InputError
+from .._io import load_netcdf
 from ._predictor import gp_predict, predict, predictor_metrics, subset_paths
-from ._solver import solve
+from ._solver import Solution, solve
 
 METRICS = ("accuracy", "bias", "variance", "gen_error", "prob_accuracy")
+STATUS = ("converged", "hessian_pd", "iterations", "grad_norm", "hessian_min_eig", "alternative_gap")
 
 
 def _multi_labels(head_names, l: int) -> list[str]:
@@ -34,114 +41,139 @@ def _multi_labels(head_names, l: int) -> list[str]:
     return [",".join(p) for p in itertools.product(*head_names[l - 1:])]
 
 
-def scan(task, specs, *, tol: float = 1e-9, max_iter: int = 200, warm_start: bool = True,
-         gp_subsets: dict | None = None, progress: bool = False) -> xr.Dataset:
-    """Solve the theory for every ``(width, temperature, spec)`` of ``specs`` (``RunConfig.specs``).
+def solve_with_warm_start(spec, phi, y, prev=None, *, tol: float = 1e-9, max_iter: int = 200):
+    """Solve from the GP value and, with ``prev`` (``[U_1..U_L]`` of a neighbouring width), from there too.
 
-    ``gp_subsets``: ``{name: keep}`` with ``keep[l]`` the 0-based heads kept in layer ``l``.
+    Returns ``(solution, alternative_gap)``: the solution with the lower action among those that
+    converged, and the relative ``U_1`` difference of the two solutions (NaN without ``prev``).
     """
-    widths = sorted({s.widths for _, _, s in specs}, key=lambda w: w[0])
-    temps = sorted({s.temperature for _, _, s in specs})
-    by_key = {(s.widths, s.temperature): s for _, _, s in specs}
-    any_spec = specs[0][2]
-    L, heads = any_spec.n_layers, any_spec.heads
-    nw, nt, Q = len(widths), len(temps), task.n_test
-    n = any_spec.n_paths
-    y, y_test = task.y_train, task.y_test
-    phi_tr = task.phi("train", any_spec)
-    phi_te = task.phi("test", any_spec)
-    shapes = [any_spec.p(l) for l in range(1, L + 1)]
-    out = {
-        "Us": [np.full((nw, nt, p, p), np.nan) for p in shapes],
-        "U_a": np.full((nw, nt), np.nan), "action": np.full((nw, nt), np.nan),
-        "predictor_mean": np.full((nw, nt, Q), np.nan), "predictor_var": np.full((nw, nt, Q), np.nan),
-        "converged": np.zeros((nw, nt), dtype=np.int8), "hessian_pd": np.zeros((nw, nt), dtype=np.int8),
-        "iterations": np.zeros((nw, nt), dtype=np.int64), "grad_norm": np.full((nw, nt), np.nan),
-        "hessian_min_eig": np.full((nw, nt), np.nan), "min_eig_U": np.full((nw, nt, L + 1), np.nan),
-        "alternative_gap": np.full((nw, nt), np.nan), "status": np.empty((nw, nt), dtype=object),
-        **{m: np.full((nw, nt), np.nan) for m in METRICS},
-    }
-    jobs = [(j, i) for j in range(nt) for i in reversed(range(nw))]
+    sol = solve(spec, phi, y, tol=tol, max_iter=max_iter)
+    if prev is None:
+        return sol, float("nan")
+    alt = solve(spec, phi, y, init=prev, tol=tol, max_iter=max_iter)
+    gap = float(jnp.linalg.norm(alt.U - sol.U) / jnp.linalg.norm(sol.U))
+    if alt.status.ok and (not sol.status.ok or alt.status.action < sol.status.action):
+        sol = alt
+    return sol, gap
+
+
+def solve_grid(task, spec, widths, temperatures, *, tol=1e-9, max_iter=200, warm_start=True,
+               progress=False) -> dict[tuple[int, int], tuple[Solution, float]]:
+    """``{(i, j): (solution, alternative_gap)}`` for ``widths[i]`` x ``temperatures[j]`` (module docstring)."""
+    phi_tr = task.phi("train", spec)
+    jobs = [(j, i) for j in range(len(temperatures)) for i in reversed(range(len(widths)))]
     if progress:
         from tqdm.auto import tqdm
 
         jobs = tqdm(jobs, desc="theory")
-    prev = {}
+    out, prev = {}, {}
     for j, i in jobs:
-        spec = by_key[(widths[i], temps[j])]
-        sol = solve(spec, phi_tr, y, tol=tol, max_iter=max_iter)
-        if warm_start and j in prev:
-            alt = solve(spec, phi_tr, y, init=prev[j], tol=tol, max_iter=max_iter)
-            gap = float(jnp.linalg.norm(alt.U - sol.U) / jnp.linalg.norm(sol.U))
-            out["alternative_gap"][i, j] = gap
-            if alt.status.ok and (not sol.status.ok or alt.status.action < sol.status.action):
-                sol = alt
+        s = spec.with_(width=widths[i], temperature=temperatures[j])
+        sol, gap = solve_with_warm_start(s, phi_tr, task.y_train, prev.get(j) if warm_start else None,
+                                         tol=tol, max_iter=max_iter)
         if sol.status.ok:
             prev[j] = sol.Us
+        out[(i, j)] = (sol, gap)
+    return out
+
+
+def gp_baselines(task, spec, temperatures, subsets: dict) -> dict[str, np.ndarray]:
+    """GP-limit predictor (docs/theory.md §4.6) of the network and of each head subset, per temperature.
+
+    Returns ``gp_mean`` / ``gp_var`` ``(subset, temperature, test)`` and ``gp_<metric>`` ``(subset, temperature)``.
+    """
+    phi_tr, phi_te = task.phi("train", spec), task.phi("test", spec)
+    S, nt, Q = len(subsets), len(temperatures), task.n_test
+    out = {"gp_mean": np.full((S, nt, Q), np.nan), "gp_var": np.full((S, nt, Q), np.nan),
+           **{f"gp_{m}": np.full((S, nt), np.nan) for m in METRICS}}
+    for s, keep in enumerate(subsets.values()):
+        subset_paths(spec.heads, keep)  # validates
+        for j, T in enumerate(temperatures):
+            mean, var = gp_predict(spec.with_(temperature=T), phi_tr, phi_te, task.y_train, keep=keep)
+            out["gp_mean"][s, j], out["gp_var"][s, j] = np.asarray(mean), np.asarray(var)
+            for k, v in predictor_metrics(mean, var, task.y_test).items():
+                out[f"gp_{k}"][s, j] = v
+    return out
+
+
+def grid_dataset(task, spec, widths, temperatures, solutions: dict, gp: dict, subsets: dict, tol: float) -> xr.Dataset:
+    """Pack :func:`solve_grid` solutions (with their test predictions) and :func:`gp_baselines` into a Dataset."""
+    L, nw, nt, Q = spec.n_layers, len(widths), len(temperatures), task.n_test
+    phi_tr, phi_te = task.phi("train", spec), task.phi("test", spec)
+    shapes = [spec.p(l) for l in range(1, L + 1)]
+    Us = [np.full((nw, nt, p, p), np.nan) for p in shapes]
+    scal = {k: np.full((nw, nt), np.nan) for k in ("U_a", "action") + METRICS + STATUS}
+    mean_var = {k: np.full((nw, nt, Q), np.nan) for k in ("predictor_mean", "predictor_var")}
+    min_eig = np.full((nw, nt, L + 1), np.nan)
+    status = np.empty((nw, nt), dtype=object)
+    widths_full = []
+    for i, w in enumerate(widths):
+        widths_full.append(spec.with_(width=w).widths)
+    for (i, j), (sol, gap) in solutions.items():
         st = sol.status
         for l, U in enumerate(sol.Us):
-            out["Us"][l][i, j] = np.asarray(U)
-        out["U_a"][i, j], out["action"][i, j] = float(sol.U_a), st.action
-        mean, var = predict(sol.U, phi_tr, phi_te, y, spec.temperature)
-        out["predictor_mean"][i, j], out["predictor_var"][i, j] = np.asarray(mean), np.asarray(var)
-        for k, v in predictor_metrics(mean, var, y_test).items():
-            out[k][i, j] = v
-        out["converged"][i, j], out["hessian_pd"][i, j] = st.converged, st.hessian_pd
-        out["iterations"][i, j], out["grad_norm"][i, j] = st.iterations, st.grad_norm
-        out["hessian_min_eig"][i, j], out["min_eig_U"][i, j] = st.hessian_min_eig, st.min_eig_U
-        out["status"][i, j] = st.message
-    wd, tdim = ("width", "temperature")
+            Us[l][i, j] = np.asarray(U)
+        mean, var = predict(sol.U, phi_tr, phi_te, task.y_train, temperatures[j])
+        mean_var["predictor_mean"][i, j], mean_var["predictor_var"][i, j] = np.asarray(mean), np.asarray(var)
+        for k, v in predictor_metrics(mean, var, task.y_test).items():
+            scal[k][i, j] = v
+        scal["U_a"][i, j], scal["action"][i, j] = float(sol.U_a), st.action
+        for k in ("converged", "hessian_pd", "iterations", "grad_norm", "hessian_min_eig"):
+            scal[k][i, j] = getattr(st, k)
+        scal["alternative_gap"][i, j] = gap
+        min_eig[i, j], status[i, j] = st.min_eig_U, st.message
+    wd, tdim = "width", "temperature"
     data = {
-        "U": ((wd, tdim, "path", "path_"), out["Us"][0]),
-        "U_a": ((wd, tdim), out["U_a"]), "action": ((wd, tdim), out["action"]),
-        "predictor_mean": ((wd, tdim, "test"), out["predictor_mean"]),
-        "predictor_var": ((wd, tdim, "test"), out["predictor_var"]),
-        "widths": ((wd, "layer_width"), np.array(widths, dtype=np.int64)),
-        "y_test": (("test",), np.asarray(y_test)),
+        "U": ((wd, tdim, "path", "path_"), Us[0]),
+        **{k: ((wd, tdim, "test"), v) for k, v in mean_var.items()},
+        "widths": ((wd, "layer_width"), np.array(widths_full, dtype=np.int64)),
+        "y_test": (("test",), np.asarray(task.y_test)),
+        "min_eig_U": ((wd, tdim, "order_parameter"), min_eig),
+        "status": ((wd, tdim), status.astype(str)),
     }
-    coords = {wd: [w[0] for w in widths], tdim: temps, "path": task.path_labels, "path_": task.path_labels,
-              "order_parameter": [f"U_{l}" for l in range(1, L + 1)] + ["U_a"]}
+    for k, v in scal.items():
+        v = v.astype(np.int8) if k in ("converged", "hessian_pd") else v.astype(np.int64) if k == "iterations" else v
+        data[k] = ((wd, tdim), v)
+    coords = {wd: [w[0] for w in widths_full], tdim: list(temperatures), "path": task.path_labels,
+              "path_": task.path_labels, "order_parameter": [f"U_{l}" for l in range(1, L + 1)] + ["U_a"],
+              "subset": list(subsets)}
     for l in range(2, L + 1):
         name = f"U_{l}"
-        data[name] = ((wd, tdim, f"{name}_row", f"{name}_col"), out["Us"][l - 1])
+        data[name] = ((wd, tdim, f"{name}_row", f"{name}_col"), Us[l - 1])
         coords[f"{name}_row"] = coords[f"{name}_col"] = _multi_labels(task.head_names, l)
-    for k in METRICS + ("converged", "hessian_pd", "iterations", "grad_norm", "hessian_min_eig",
-                        "alternative_gap"):
-        data[k] = ((wd, tdim), out[k])
-    data["min_eig_U"] = ((wd, tdim, "order_parameter"), out["min_eig_U"])
-    data["status"] = ((wd, tdim), out["status"].astype(str))
-    # GP baselines: full network and path subsets (do not depend on the width)
-    subsets = {"all": [list(range(h)) for h in heads], **(gp_subsets or {})}
-    gp_mean = np.full((len(subsets), nt, Q), np.nan)
-    gp_var = np.full((len(subsets), nt, Q), np.nan)
-    gp_m = {m: np.full((len(subsets), nt), np.nan) for m in METRICS}
-    for s, keep in enumerate(subsets.values()):
-        subset_paths(heads, keep)  # validates
-        for j, T in enumerate(temps):
-            spec = by_key[(widths[0], T)]
-            mean, var = gp_predict(spec, phi_tr, phi_te, y, keep=keep)
-            gp_mean[s, j], gp_var[s, j] = np.asarray(mean), np.asarray(var)
-            for k, v in predictor_metrics(mean, var, y_test).items():
-                gp_m[k][s, j] = v
-    coords["subset"] = list(subsets)
-    data["gp_mean"] = (("subset", tdim, "test"), gp_mean)
-    data["gp_var"] = (("subset", tdim, "test"), gp_var)
-    for k, v in gp_m.items():
-        data[f"gp_{k}"] = (("subset", tdim), v)
-    attrs = {"task": task.name, "task_meta": json.dumps(dict(task.meta)), "heads": json.dumps(list(heads)),
+    data["gp_mean"] = (("subset", tdim, "test"), gp["gp_mean"])
+    data["gp_var"] = (("subset", tdim, "test"), gp["gp_var"])
+    for m in METRICS:
+        data[f"gp_{m}"] = (("subset", tdim), gp[f"gp_{m}"])
+    attrs = {"task": task.name, "task_meta": json.dumps(dict(task.meta)), "heads": json.dumps(list(spec.heads)),
              "head_names": json.dumps([list(h) for h in task.head_names]),
              "gp_subsets": json.dumps({k: [list(map(int, h)) for h in v] for k, v in subsets.items()}),
-             "variances": json.dumps(list(any_spec.variances)), "readout": any_spec.readout,
+             "variances": json.dumps(list(spec.variances)), "readout": spec.readout,
              "n_train": int(task.n_train), "tol": float(tol)}
     return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def scan(task, spec, widths, temperatures, *, tol: float = 1e-9, max_iter: int = 200, warm_start: bool = True,
+         gp_subsets: dict | None = None, progress: bool = False) -> xr.Dataset:
+    """Solve the theory at every ``width`` x ``temperature`` for the network ``spec`` on ``task``.
+
+    ``spec`` gives the heads, variances and readout (its own width and temperature are not used);
+    ``widths``: one width or the ``L + 1`` widths per entry; ``gp_subsets``: ``{name: keep}`` with
+    ``keep[l]`` the 0-based heads kept in layer ``l`` (GP baselines on path subsets).
+    """
+    order = np.argsort([spec.with_(width=w).widths[0] for w in widths], kind="stable")
+    widths = [widths[k] for k in order]
+    temperatures = sorted({float(t) for t in temperatures})
+    subsets = {"all": [list(range(h)) for h in spec.heads], **(gp_subsets or {})}
+    sols = solve_grid(task, spec, widths, temperatures, tol=tol, max_iter=max_iter, warm_start=warm_start,
+                      progress=progress)
+    gp = gp_baselines(task, spec, temperatures, subsets)
+    return grid_dataset(task, spec, widths, temperatures, sols, gp, subsets, tol)
 
 
 def scan_ok(ds: xr.Dataset) -> bool:
     """True when every solve converged with a positive-definite Hessian."""
     return bool(np.all(ds["converged"].values == 1) and np.all(ds["hessian_pd"].values == 1))
-
-
-__all__ = ["scan", "scan_ok", "read_theory", "METRICS"]
 
 
 def read_theory(path, required=("U", "predictor_mean", "accuracy")) -> xr.Dataset:
@@ -150,11 +182,6 @@ def read_theory(path, required=("U", "predictor_mean", "accuracy")) -> xr.Datase
     Raises ``InputError`` naming the file when it is missing, not netCDF, or lacks one of
     the ``required`` variables.
     """
-    from pathlib import Path
-
-    from .._errors import InputError
-    from .._io import load_netcdf
-
     p = Path(path)
     ds = load_netcdf(p, "theory", xr.open_dataset)
     for key in required:
@@ -162,3 +189,6 @@ def read_theory(path, required=("U", "predictor_mean", "accuracy")) -> xr.Datase
             raise InputError(f"theory: {str(p)!r} has no variable {key!r} (not written by `bayes-attn theory`?)")
     return ds
 
+
+__all__ = ["scan", "scan_ok", "read_theory", "solve_grid", "solve_with_warm_start", "gp_baselines", "grid_dataset",
+           "METRICS"]

@@ -30,9 +30,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..linalg import (
+    energy_derivatives,
+    kernel_data,
+    pack_cholesky,
+    pack_symmetric,
+    symmetric_to_packed_matrix,
+    unpack_cholesky,
+    unpack_symmetric,
+)
+from ..network import Hyper
 from ._action import entropy, gp_order_parameters, reduced_action, u_a_closed_form
-from ._equations import energy_derivatives, kernel_data, kernel_of
-from ._params import Hyper, sym_to_packed_matrix, theta_to_us, u_to_us, us_to_theta, us_to_u
 
 
 class TheoryWarning(UserWarning):
@@ -65,16 +73,17 @@ class Solution(NamedTuple):
         return self.Us[0]
 
 
-_kernel_data = jax.jit(kernel_data)
+def _sizes(hyper) -> list[int]:
+    return [hyper.p(l) for l in range(1, hyper.n_layers + 1)]
 
 
 @jax.jit
-def _value(theta, hyper, data, y):
-    return reduced_action(theta_to_us(theta, hyper.heads), hyper, kernel_of(data), y)
+def _value(theta, hyper, kd, y):
+    return reduced_action(unpack_cholesky(theta, _sizes(hyper)), hyper, kd, y)
 
 
 def _reduced_entropy_u(u, hyper):
-    Us = u_to_us(u, hyper.heads)
+    Us = unpack_symmetric(u, _sizes(hyper))
     return entropy(u_a_closed_form(Us[-1], hyper), Us, hyper)
 
 
@@ -85,24 +94,24 @@ def _relative_grad(G, Us, hyper):
 
 
 @jax.jit
-def _newton_data(theta, hyper, data, y):
+def _newton_data(theta, hyper, kd, y):
     """Action, gradient and Hessian in ``theta``; Hessian in packed ``u``; relative gradient."""
-    heads = hyper.heads
-    Us = theta_to_us(theta, heads)
-    f, G = jax.value_and_grad(reduced_action)(Us, hyper, kernel_of(data), y)  # autodiff gradient
+    sizes = _sizes(hyper)
+    Us = unpack_cholesky(theta, sizes)
+    f, G = jax.value_and_grad(reduced_action)(Us, hyper, kd, y)  # autodiff gradient
     rel = _relative_grad(G, Us, hyper)
-    u = us_to_u(Us)
+    u = pack_symmetric(Us)
     # Hessian w.r.t. packed u: entropy (+ U_a closed form) by autodiff, energy analytic (U_1 block)
     H_u = jax.hessian(_reduced_entropy_u)(u, hyper)
     p1 = Us[0].shape[0]
-    _, _, H_E = energy_derivatives(Us[0], data, y, hyper.temperature)
-    D = jnp.asarray(sym_to_packed_matrix(p1))
+    _, _, H_E = energy_derivatives(Us[0], kd, y, hyper.temperature)
+    D = jnp.asarray(symmetric_to_packed_matrix(p1))
     m1 = D.shape[1]
     H_u = H_u.at[:m1, :m1].add(D.T @ H_E.reshape(p1 * p1, p1 * p1) @ D)
     g_u = jnp.concatenate([g[np.triu_indices(g.shape[0])] * jnp.where(
         jnp.asarray(np.equal(*np.triu_indices(g.shape[0]))), 1.0, 2.0) for g in G])  # d f / d u
     # chain rule to theta: J^T H_u J + sum_k g_u,k d^2 u_k / dtheta^2
-    u_of = lambda t: us_to_u(theta_to_us(t, heads))  # noqa: E731
+    u_of = lambda t: pack_symmetric(unpack_cholesky(t, sizes))  # noqa: E731
     J = jax.jacfwd(u_of)(theta)
     curv = jax.hessian(lambda t: jnp.dot(jax.lax.stop_gradient(g_u), u_of(t)))(theta)
     H_t = J.T @ H_u @ J + curv
@@ -116,8 +125,8 @@ MAX_STEP = 1.0
 
 def _start(spec, init):
     if init is None:
-        return us_to_theta(gp_order_parameters(spec)[1])
-    return us_to_theta([jnp.asarray(U, dtype=jnp.float64) for U in init])
+        return pack_cholesky(gp_order_parameters(spec)[1])
+    return pack_cholesky([jnp.asarray(U, dtype=jnp.float64) for U in init])
 
 
 def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, warn: bool = True) -> Solution:
@@ -141,11 +150,11 @@ def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, wa
     Solution ``(U_a, Us, status)``.  A failed solve emits :class:`TheoryWarning`.
     """
     hyper = Hyper.from_spec(spec)
-    data = _kernel_data(jnp.asarray(phi, dtype=jnp.float64))
+    kd = kernel_data(jnp.asarray(phi, dtype=jnp.float64))
     y = jnp.asarray(y, dtype=jnp.float64)
     theta = _start(spec, init)
     msg, converged, it = "maximum number of iterations reached", False, 0
-    f, g, H, H_u, rel = _newton_data(theta, hyper, data, y)
+    f, g, H, H_u, rel = _newton_data(theta, hyper, kd, y)
     for it in range(1, max_iter + 1):
         if not (np.isfinite(float(f)) and np.all(np.isfinite(np.asarray(g)))):
             msg = "non-finite action or gradient"
@@ -160,7 +169,7 @@ def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, wa
         slope, f0, t = float(np.dot(g, step)), float(f), 1.0
         accepted = False
         for _ in range(60):
-            f_new = float(_value(theta + t * step, hyper, data, y))
+            f_new = float(_value(theta + t * step, hyper, kd, y))
             if np.isfinite(f_new) and f_new <= f0 + 1e-4 * t * slope + 1e-14 * abs(f0):
                 accepted = True
                 break
@@ -169,8 +178,8 @@ def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, wa
             msg = "line search failed"
             break
         theta = theta + t * step
-        f, g, H, H_u, rel = _newton_data(theta, hyper, data, y)
-    Us = theta_to_us(theta, hyper.heads)
+        f, g, H, H_u, rel = _newton_data(theta, hyper, kd, y)
+    Us = unpack_cholesky(theta, _sizes(hyper))
     U_a = u_a_closed_form(Us[-1], spec)
     h_eig = float(np.linalg.eigvalsh(np.asarray(H_u)).min()) if np.all(np.isfinite(np.asarray(H_u))) else np.nan
     min_eig = tuple(float(np.linalg.eigvalsh(np.asarray(U)).min()) for U in Us) + (float(U_a),)

@@ -1,0 +1,145 @@
+"""Kernels linear in a matrix parameter and the derivatives of the energy (docs/theory.md §4.1–§4.5).
+
+With ``Phi_a`` ``(P_a, D, n)`` and ``Phi_b`` ``(P_b, D, n)`` (for the network: ``D = N_0`` token
+features, ``n = n_pi`` paths), the kernel
+
+    K_U[m, k] = sum_{i, p, q} Phi_a[m, i, p] U[p, q] Phi_b[k, i, q]          (docs/theory.md eq. (4.2a))
+
+is linear in ``U``.  It can be evaluated two ways, with the same result:
+
+* **blocks**: precompute ``B[p, q, m, k] = Phi_a[m, :, p] . Phi_b[k, :, q]`` once (memory
+  ``n^2 P_a P_b``), then ``K_U = sum_pq U_pq B_pq`` costs ``n^2 P_a P_b``;
+* **contract**: ``K_U = (Phi_a U) . Phi_b`` on every call, costing ``P_a D n^2 + P_a P_b D n`` with
+  memory ``O(P D n)``.
+
+**The assembly policy** *(project choice)*, one rule for every caller (:func:`use_blocks`):
+precompute the blocks when they hold at most ``max_floats = 2e7`` numbers **and** ``n <= D`` (then
+an evaluation from the blocks is the cheaper of the two; for the hidden-Markov task, ``n = 4``,
+``D = 231``, every kernel is precomputed; for the 16-path digits task, ``n = D = 16``, ``P = 600``,
+the blocks would hold ``9.2e7`` numbers and ``Phi`` is contracted).
+
+:class:`KernelData` carries ``Phi_a``, ``Phi_b`` and, when the policy says so, the blocks, as a JAX
+pytree: it is passed to compiled functions as a traced argument, so one compiled program serves
+every data set of the same shapes.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+
+from ._gp import shifted_cholesky
+
+#: largest number of floats the precomputed blocks may hold (160 MB in float64)
+MAX_FLOATS = 2e7
+
+
+def path_kernel_blocks(phi_a, phi_b):
+    """``B[p, q, m, k] = Phi_a[m, :, p] . Phi_b[k, :, q]`` (docs/theory.md eq. (4.1c), ``C = n B``)."""
+    return jnp.einsum("mip,kiq->pqmk", phi_a, phi_b)
+
+
+def kernel_matrix(phi_a, phi_b, U):
+    """``K_U`` by contracting ``Phi`` (docs/theory.md eq. (4.2a)), memory ``O(P D n + P_a P_b)``."""
+    return jnp.einsum("miq,niq->mn", jnp.einsum("mip,pq->miq", phi_a, U), phi_b)
+
+
+def kernel_diag(phi, U):
+    """Diagonal ``K_U(x, x)`` for every row of ``phi`` (docs/theory.md eq. (4.2a))."""
+    return jnp.einsum("mip,pq,miq->m", phi, U, phi)
+
+
+def use_blocks(P_a: int, P_b: int, d: int, n: int, max_floats: float = MAX_FLOATS) -> bool:
+    """The assembly policy (module docstring): precompute iff the blocks fit and ``n <= d``."""
+    return n * n * P_a * P_b <= max_floats and n <= d
+
+
+class KernelData(NamedTuple):
+    """Everything :func:`apply_kernel` needs: ``phi_a``, ``phi_b`` and the blocks (or ``None``)."""
+
+    phi_a: jnp.ndarray
+    phi_b: jnp.ndarray
+    blocks: jnp.ndarray | None
+
+
+def kernel_data(phi_a, phi_b=None, max_floats: float = MAX_FLOATS) -> KernelData:
+    """:class:`KernelData` for ``K_U(x_a, x_b)`` (``phi_b = phi_a`` by default), blocks per :func:`use_blocks`."""
+    phi_a = jnp.asarray(phi_a)
+    phi_b = phi_a if phi_b is None else jnp.asarray(phi_b)
+    P_a, d, n = phi_a.shape
+    blocks = path_kernel_blocks(phi_a, phi_b) if use_blocks(P_a, phi_b.shape[0], d, n, max_floats) else None
+    return KernelData(phi_a, phi_b, blocks)
+
+
+def apply_kernel(kd: KernelData, U):
+    """``K_U`` from :class:`KernelData` (the same number both ways, docs/theory.md eq. (4.2a))."""
+    if kd.blocks is not None:
+        return jnp.einsum("pq,pqmn->mn", U, kd.blocks)
+    return kernel_matrix(kd.phi_a, kd.phi_b, U)
+
+
+def energy_gradient(U, kd: KernelData, y, T):
+    """``dE/dU = Tr(Phi_p^T G Phi_q) - (Phi_p^T r) . (Phi_q^T r)`` (docs/theory.md eq. (4.5a)).
+
+    ``G = (K_U + T I)^-1``, ``r = G y``; entries of ``U`` taken as independent.  Train/train
+    kernel data only (``phi_a`` is ``phi_b``).
+    """
+    phi = kd.phi_a
+    P, d, n = phi.shape
+    c, _ = shifted_cholesky(apply_kernel(kd, U), T)
+    r = jsl.cho_solve((c, True), y)
+    G_phi = jsl.cho_solve((c, True), phi.reshape(P, d * n)).reshape(P, d, n)
+    v = jnp.einsum("mip,m->ip", phi, r)
+    return jnp.einsum("mip,miq->pq", phi, G_phi) - v.T @ v
+
+
+def energy_derivatives(U, kd: KernelData, y, T):
+    """``(E, dE/dU, d^2E/dU^2)``; the Hessian ``H[p, r, s, t]`` (docs/theory.md eq. (4.5b); checked against autodiff).
+
+    With ``dK = B_st``, ``dG = -G dK G`` and ``dr = -G dK r``:
+    ``H = -Tr(G B_st G B_pr) + r^T B_st^T G B_pr r + r^T B_pr G B_st r``.
+
+    Two exact contractions, chosen by cost: from the blocks (time ``O(n^2 P^3)``), used when
+    :class:`KernelData` holds them and ``P <= D``; otherwise the feature form through
+    ``M = Phi^T G Phi`` (memory ``O((D n)^2)``, time ``O(P (D n)^2 + D^2 n^4)``), where
+    ``H = -sum_ij M[i p, j s] M[j t, i r] + sum_ij M[i p, j s] v[i r] v[j t] + sum_ij M[i r, j s] v[i p] v[j t]``
+    with ``v[i, p] = Phi_{.ip} . r``.
+    """
+    phi = kd.phi_a
+    P, d, n = phi.shape
+    if kd.blocks is not None and P <= d:
+        B = kd.blocks  # (n, n, P, P)
+        K = jnp.einsum("pq,pqmn->mn", U, B)
+        c, _ = shifted_cholesky(K, T)
+        r = jsl.cho_solve((c, True), y)
+        E = 2.0 * jnp.sum(jnp.log(jnp.diagonal(c))) + y @ r
+        GB = jsl.cho_solve((c, True), B.transpose(2, 0, 1, 3).reshape(P, n * n * P))
+        GB = GB.reshape(P, n, n, P).transpose(1, 2, 0, 3)  # G B_{pr}
+        b = jnp.einsum("pqmn,n->pqm", B, r)  # B_pr r
+        cvec = jnp.einsum("pqmn,m->pqn", B, r)  # B_pr^T r
+        g = jnp.einsum("pqmm->pq", GB) - jnp.einsum("pqm,m->pq", b, r)
+        Gbv = jnp.einsum("prab,b->pra", GB, r)
+        H = (-jnp.einsum("stab,prba->prst", GB, GB)
+             + jnp.einsum("sta,pra->prst", b, Gbv)
+             + jnp.einsum("pra,sta->prst", cvec, Gbv))
+        return E, g, H
+    c, _ = shifted_cholesky(apply_kernel(kd, U), T)
+    r = jsl.cho_solve((c, True), y)
+    E = 2.0 * jnp.sum(jnp.log(jnp.diagonal(c))) + y @ r
+    flat = phi.reshape(P, d * n)
+    M = (flat.T @ jsl.cho_solve((c, True), flat)).reshape(d, n, d, n)
+    v = jnp.einsum("mip,m->ip", phi, r)
+    g = jnp.einsum("ipiq->pq", M) - v.T @ v
+    Mv = jnp.einsum("ipjs,jt->ipst", M, v)
+    X = M.transpose(1, 3, 0, 2).reshape(n * n, d * d)  # [p s, i j]
+    Z = M.transpose(3, 1, 2, 0).reshape(n * n, d * d)  # [r t, i j]
+    H = (-(X @ Z.T).reshape(n, n, n, n).transpose(0, 2, 1, 3)
+         + jnp.einsum("ipst,ir->prst", Mv, v)
+         + jnp.einsum("irst,ip->prst", Mv, v))
+    return E, g, H
+
+
+__all__ = ["MAX_FLOATS", "KernelData", "kernel_data", "use_blocks", "apply_kernel", "kernel_matrix", "kernel_diag",
+           "path_kernel_blocks", "energy_gradient", "energy_derivatives"]

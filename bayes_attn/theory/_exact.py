@@ -1,0 +1,155 @@
+"""The exact finite-width posterior of the order parameters (docs/theory.md §5.2).
+
+With ``V^(0)`` integrated out the likelihood depends on the weights only through ``U_1``
+(eq. (5.1a)), and under the prior ``(U_a, U_L, ..., U_1)`` is a Markov chain of Wishart laws
+(eq. (5.2a)).  The exact posterior of the order parameters, with respect to Lebesgue measure on
+the upper-triangular entries and for ``N_l >= p_l``, is (eq. (5.2b))
+
+    -2 ln p(U | D) = S_ent(U) + E(U_1) + sum_l (p_l + 1) ln det U_l + 2 ln U_a + const.
+
+It lives in ``1 + sum_l p_l (p_l + 1) / 2`` dimensions whatever the width.  The saddle-point theory
+(§4.4) is its Laplace limit.  This module holds the density; :mod:`bayes_attn.inference` samples it
+(the ``order_parameters`` model) and :mod:`._evidence` integrates it.
+
+Coordinates *(project choice)*: ``U_l = L_l L_l^T`` (log-Cholesky, eq. (5.2d)) and ``U_a = e^{theta_a}`` (eq. (5.2e));
+the sites are ``xi = sqrt(N_l) (theta - theta_GP)``, centred at the no-data point ``U_l = s_l I``
+(eq. (4.6a)) and scaled so that every site has prior scale O(1) at every width (docs/wishart.md).
+
+Widths, variances and the temperature enter through a traced :class:`~bayes_attn.network.Hyper`,
+so one compiled density serves every width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.special import multigammaln
+
+from .._errors import InputError
+from ..linalg import KernelData, cholesky_factor, cholesky_log_jacobian, cholesky_theta, tril_size
+from ..network import NetworkSpec
+from ._action import energy, entropy
+
+
+def check_widths(spec: NetworkSpec) -> None:
+    """``N_l >= p_l`` for every layer (non-singular Wishart, eq. (5.2a)), else :class:`InputError`."""
+    for l in range(1, spec.n_layers + 1):
+        N, p = spec.widths[l - 1], spec.p(l)
+        if N < p:
+            raise InputError(
+                f"network.width: the order-parameter model needs N_{l} >= p_{l} = {p} (U_{l} is singular "
+                f"below), got N_{l} = {N}; sample in weight space instead (model.kind = \"collapsed\" "
+                f"with the nuts sampler, or sampler.kind = \"gibbs\")")
+
+
+@dataclass(frozen=True)
+class OrderParameterLayout:
+    """Sizes ``(p_1, ..., p_L)`` of the order parameters and the coordinates of eqs. (5.2d)–(5.2f).
+
+    Static (hashable); the widths and variances come in as a traced ``hyper`` argument.
+    """
+
+    sizes: tuple[int, ...]
+
+    @classmethod
+    def from_heads(cls, heads) -> "OrderParameterLayout":
+        heads = tuple(int(h) for h in heads)
+        return cls(tuple(int(np.prod(heads[l:])) for l in range(len(heads))))
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def site_names(self) -> tuple[str, ...]:
+        return ("xi_a",) + tuple(f"xi_{l}" for l in range(1, self.n_layers + 1))
+
+    @property
+    def dimension(self) -> int:
+        """``1 + sum_l p_l (p_l + 1) / 2`` (docs/theory.md §5.2)."""
+        return 1 + sum(tril_size(p) for p in self.sizes)
+
+    def site_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {"xi_a": (), **{f"xi_{l}": (tril_size(p),) for l, p in enumerate(self.sizes, start=1)}}
+
+    def centre(self, hyper):
+        """``(ln sigma_a^2, [theta_1, ..., theta_L])``: log-Cholesky parameters of the no-data point (eq. (4.6a))."""
+        s = hyper.sigma2_readout
+        thetas = []
+        for l in range(self.n_layers, 0, -1):
+            s = s * hyper.sigma2_layers[l - 1]
+            thetas.append(cholesky_theta(s * jnp.eye(self.sizes[l - 1])))
+        return jnp.log(hyper.sigma2_readout), thetas[::-1]
+
+    def unpack(self, xi: dict, hyper):
+        """Sites -> ``(U_a, [U_1, ..., U_L], log_jacobian)``.
+
+        ``log_jacobian`` is that of ``xi -> (U_a, upper triangles of U_l)``: the Cholesky and
+        exponential Jacobians of eqs. (5.2d), (5.2e) plus the constant of the affine centring.
+        """
+        centre_a, centre = self.centre(hyper)
+        N_a = hyper.widths[-1]
+        theta_a = centre_a + xi["xi_a"] / jnp.sqrt(N_a)
+        log_jac = theta_a - 0.5 * jnp.log(N_a)
+        Us = []
+        for l, p in enumerate(self.sizes, start=1):
+            N = hyper.widths[l - 1]
+            theta = centre[l - 1] + xi[f"xi_{l}"] / jnp.sqrt(N)
+            L = cholesky_factor(theta, p)
+            Us.append(L @ L.T)
+            log_jac = log_jac + cholesky_log_jacobian(theta, p) - 0.5 * tril_size(p) * jnp.log(N)
+        return jnp.exp(theta_a), Us, log_jac
+
+    def pack(self, U_a, Us, hyper) -> dict:
+        """Inverse of :meth:`unpack`: order parameters -> sites (``U_l`` positive definite)."""
+        centre_a, centre = self.centre(hyper)
+        xi = {"xi_a": jnp.sqrt(hyper.widths[-1]) * (jnp.log(U_a) - centre_a)}
+        for l, U in enumerate(Us, start=1):
+            xi[f"xi_{l}"] = jnp.sqrt(hyper.widths[l - 1]) * (cholesky_theta(U) - centre[l - 1])
+        return xi
+
+
+def wishart_log_normalizer(sizes, hyper):
+    """Normalising constant of the prior chain in ``U`` coordinates (eq. (5.2c)).
+
+    ``sum over (U_a, U_L, ..., U_1)`` of ``(N p / 2) ln(N / (2 sigma^2)) - ln Gamma_p(N / 2)``
+    (``p = 1`` for ``U_a``): what the Wishart and chi-square densities carry beyond ``-S_ent / 2``
+    and the ``(p_l + 1)`` terms.
+    """
+    mats = [(hyper.widths[-1], 1, hyper.variances[-1])]
+    mats += [(hyper.widths[l], p, hyper.variances[l + 1]) for l, p in enumerate(sizes)]
+    out = 0.0
+    for N, p, s2 in mats:
+        out = out + 0.5 * N * p * jnp.log(N / (2.0 * s2)) - multigammaln(0.5 * N, p)
+    return out
+
+
+def prior_log_density(U_a, Us, hyper):
+    """Normalised log-density of the prior Wishart chain at ``(U_a, U_1..U_L)`` (eqs. (5.2a), (5.2c)).
+
+    ``-(S_ent + sum_l (p_l + 1) ln det U_l + 2 ln U_a) / 2`` plus :func:`wishart_log_normalizer`.
+    """
+    extra = 2.0 * jnp.log(U_a)
+    for U in Us:
+        extra = extra + (U.shape[0] + 1) * jnp.linalg.slogdet(U)[1]
+    return -0.5 * (entropy(U_a, Us, hyper) + extra) + wishart_log_normalizer([U.shape[0] for U in Us], hyper)
+
+
+def exact_log_density(layout: OrderParameterLayout, xi: dict, hyper, kd: KernelData | None = None, y=None):
+    """``ln p(xi | D) + ln p(D) + (P/2) ln 2 pi`` (eq. (5.2b) in the sites of eq. (5.2f)).
+
+    Prior chain + log-Jacobian of ``xi -> U`` + data term ``-E(U_1) / 2`` (the collapsed likelihood
+    ``ln N(y; 0, K_{U_1} + T I)`` up to ``-(P/2) ln 2 pi``); the prior alone when ``kd`` is None.
+    Integrating ``exp`` of this over ``xi`` gives ``p(D) (2 pi)^{P/2}`` (the evidence up to that constant).
+    """
+    U_a, Us, log_jac = layout.unpack(xi, hyper)
+    out = prior_log_density(U_a, Us, hyper) + log_jac
+    if kd is not None:
+        out = out - 0.5 * energy(Us[0], kd, y, hyper.temperature)
+    return out
+
+
+__all__ = ["OrderParameterLayout", "check_widths", "wishart_log_normalizer", "prior_log_density",
+           "exact_log_density"]
