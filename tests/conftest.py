@@ -1,13 +1,30 @@
-"""Shared fixtures.  Two host devices so that 2-chain tests run chains in parallel."""
+"""Shared fixtures.  Two host devices so that 2-chain tests run chains in parallel.
+
+Every test process (and the processes tests start) runs XLA on one CPU thread: pytest-xdist runs one
+process per core, and JAX processes fighting over XLA's thread pools waste most of the CPU
+(docs/design.md).  The persistent compilation cache (bayes_attn._cache) is shared by the test
+processes of a session (``.jax_cache/`` in the repository, ignored by git).
+"""
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _ONE_THREAD).strip()
+if "xla_force_host_platform_device_count" not in os.environ["XLA_FLAGS"]:
+    os.environ["XLA_FLAGS"] += " --xla_force_host_platform_device_count=2"
+os.environ.setdefault("BAYES_ATTN_CACHE_DIR", str(Path(__file__).resolve().parent.parent / ".jax_cache"))
 
 import bayes_attn  # noqa: E402,F401  (float64)
 from bayes_attn.inference import request_host_devices  # noqa: E402
 
 request_host_devices(2)
+
+from bayes_attn._cache import enable_compilation_cache  # noqa: E402
+
+enable_compilation_cache()
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

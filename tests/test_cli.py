@@ -9,7 +9,7 @@ import pytest
 
 from bayes_attn import InputError
 from bayes_attn.cli import main
-from bayes_attn.cli._config import load_config
+from bayes_attn.inference import load_config
 from bayes_attn.tasks import load_bundle
 from conftest import random_task
 

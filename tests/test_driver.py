@@ -1,12 +1,12 @@
-"""The shared driver: kinds and config, exact checkpoint/resume (API and ``--resume``),
-sample statistics and output layout of the chunked samplers."""
+"""The shared driver: kinds and config, exact checkpoint/resume for every sampler and model (API,
+``--resume`` and a real SIGKILL), sample statistics and output layout."""
 
 import numpy as np
 import pytest
 from conftest import random_task
 
 from bayes_attn._errors import InputError
-from bayes_attn.inference import KINDS, RUNNERS, SamplerConfig, SamplingInterrupted, read_run, sample
+from bayes_attn.inference import KINDS, SAMPLERS, SamplerConfig, SamplingInterrupted, read_run, sample
 from bayes_attn.network import NetworkSpec
 
 
@@ -25,8 +25,18 @@ def _same(a, b):
 
 class TestConfig:
     def test_kinds(self):
-        assert set(KINDS) >= {"nuts", "mala", "ula", "gibbs"}
-        assert all(k in RUNNERS for k in ("nuts", "mala", "ula", "gibbs"))
+        assert set(KINDS) == set(SAMPLERS) == {"nuts", "mala", "ula", "gibbs"}
+
+    def test_aliases(self):
+        w = SamplerConfig(kind="wishart")
+        assert (w.kind, w.model, w.dense_mass) == ("nuts", "order_parameters", True)
+        c = SamplerConfig(kind="mala", collapsed=True)
+        assert (c.kind, c.model, c.collapsed) == ("mala", "collapsed", True)
+        assert SamplerConfig(**vars(w)) == w  # normalised configs rebuild to themselves
+        with pytest.raises(InputError, match="model.kind"):
+            SamplerConfig(kind="gibbs", model="order_parameters")
+        with pytest.raises(InputError, match="sampler.collapsed"):
+            SamplerConfig(collapsed=True, model="weights")
 
     def test_target_accept_defaults(self):
         assert SamplerConfig(kind="mala").target_accept == pytest.approx(0.574)
@@ -84,45 +94,85 @@ class TestConfig:
         np.testing.assert_allclose(f["parallel"], f["vectorized"], rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(f["sequential"], f["vectorized"], rtol=1e-6, atol=1e-9)
 
-    def test_resume_needs_a_chunked_sampler(self, tmp_path):
-        task, spec = _problem()
-        with pytest.raises(InputError, match="sampler.kind"):
-            sample(task, spec, SamplerConfig(kind="nuts", chains=1, draws=2, warmup=0, progress_bar=False),
-                   checkpoint=tmp_path / "c.npz", resume=True)
+
+RESUME_CASES = [("nuts", "weights", 1), ("nuts", "collapsed", 3), ("nuts", "order_parameters", 1),
+                ("mala", "collapsed", 1), ("ula", "weights", 3), ("gibbs", "weights", 3)]
 
 
-@pytest.mark.parametrize("kind,stop", [("gibbs", 3), ("mala", 1)])
-def test_resume_gives_the_same_draws(tmp_path, kind, stop):
-    """Interrupted (in warm-up for MALA, in sampling for Gibbs) + resumed == uninterrupted, bit for bit."""
+@pytest.mark.parametrize("kind,model,stop", RESUME_CASES, ids=[f"{k}-{m}-chunk{s}" for k, m, s in RESUME_CASES])
+def test_resume_gives_the_same_draws(tmp_path, kind, model, stop):
+    """Interrupted after chunk ``stop`` (1: in warm-up, 3: in sampling) + resumed == uninterrupted, bit for bit."""
     task, spec = _problem()
-    cfg = SamplerConfig(kind=kind, collapsed=kind == "mala", chains=2, warmup=4, draws=6, thinning=1,
-                        checkpoint_every=2, seed=7, progress_bar=False)
+    spec = spec.with_(width=4)
+    cfg = SamplerConfig(kind=kind, model=model, chains=2, warmup=4, draws=6, thinning=1, checkpoint_every=2, seed=7,
+                        progress_bar=False)
     ref = sample(task, spec, cfg)
     ck = tmp_path / "run.ckpt.npz"
     with pytest.raises(SamplingInterrupted):
         sample(task, spec, cfg, checkpoint=ck, stop_after_chunks=stop)
     assert ck.is_file()
+    before = ck.read_bytes()
     with pytest.raises(InputError, match="resume"):  # a different seed must not reuse it
         sample(task, spec, SamplerConfig(**{**vars(cfg), "seed": 8}), checkpoint=ck, resume=True)
     with pytest.raises(InputError, match="resume"):  # nor a different data set
         sample(random_task(P=5, Q=3, S=3, n0=3, heads=(2, 2), seed=12), spec, cfg, checkpoint=ck, resume=True)
+    assert ck.read_bytes() == before  # refused checkpoints are left untouched
     out = sample(task, spec, cfg, checkpoint=ck, resume=True)
     _same(ref, out)
     post, st = out["posterior"].ds, out["sample_stats"].ds
     assert post["f"].dims == ("chain", "draw", "test") and post.sizes["draw"] == 6
     assert post["U"].shape[2:] == (4, 4)
-    assert {"diverging", "lp"} <= set(st.data_vars)
-    if kind == "mala":
-        assert {"acceptance_rate", "step_size", "n_grad_evals", "f_var"} <= set(st.data_vars) | set(post.data_vars)
-        # the step size is frozen after warm-up
+    assert set(SAMPLERS[kind].stats) == set(st.data_vars)
+    if kind == "mala":  # the step size is frozen after warm-up
         assert np.all(st["step_size"].values == st["step_size"].values[:, :1])
-    else:
-        assert int(st["n_gram_evals"].values.sum()) == 2 * 6 * (spec.n_layers + 2)
+    if kind == "gibbs":
+        assert int(st["n_steps"].values.sum()) == 2 * 6 * (spec.n_layers + 2)
 
 
-@pytest.mark.slow
-def test_cli_resume(tmp_path):
-    """``bayes-attn sample CONFIG --out RUN.nc --resume`` continues an interrupted run exactly."""
+def test_bad_checkpoints_are_refused_with_one_line(tmp_path):
+    """A truncated, foreign or other-version checkpoint: InputError naming resume, file left as it was."""
+    import json
+
+    task, spec = _problem()
+    cfg = SamplerConfig(kind="gibbs", chains=2, warmup=2, draws=4, checkpoint_every=2, seed=1, progress_bar=False)
+    ck = tmp_path / "run.ckpt.npz"
+    with pytest.raises(SamplingInterrupted):
+        sample(task, spec, cfg, checkpoint=ck, stop_after_chunks=1)
+    good = ck.read_bytes()
+    for name, data in (("truncated", good[: len(good) // 2]), ("foreign", b"not a checkpoint at all"),
+                       ("empty", b"")):
+        bad = tmp_path / f"{name}.npz"
+        bad.write_bytes(data)
+        with pytest.raises(InputError, match=r"^resume: cannot read checkpoint") as exc:
+            sample(task, spec, cfg, checkpoint=bad, resume=True)
+        assert "\n" not in str(exc.value)
+        assert bad.read_bytes() == data
+    np.savez(tmp_path / "other.npz", x=np.zeros(3))
+    with pytest.raises(InputError, match="not a bayes-attn checkpoint"):
+        sample(task, spec, cfg, checkpoint=tmp_path / "other.npz", resume=True)
+    with np.load(ck) as z:  # the same state, another package version in its metadata
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["package_version"] = "0.0.1"
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "old.npz", **arrays)
+    with pytest.raises(InputError, match="written by bayes_attn 0.0.1"):
+        sample(task, spec, cfg, checkpoint=tmp_path / "old.npz", resume=True)
+    # the good checkpoint still resumes
+    out = sample(task, spec, cfg, checkpoint=ck, resume=True)
+    assert out["posterior"].ds.sizes["draw"] == 4
+
+
+def test_sigkill_then_cli_resume(tmp_path):
+    """A ``bayes-attn sample`` process killed with SIGKILL during warm-up (right after its first
+    checkpoint), then ``--resume``: the run file holds exactly the draws of an uninterrupted run, and
+    no half-written run file is ever left behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
     from bayes_attn.cli._main import main
     from bayes_attn.cli._sample import checkpoint_path
     from bayes_attn.tasks import save_bundle
@@ -130,19 +180,41 @@ def test_cli_resume(tmp_path):
     task, _ = _problem()
     save_bundle(task, tmp_path / "task.npz")
     (tmp_path / "c.toml").write_text(
-        '[data]\nfile = "task.npz"\n[network]\nwidth = 3\ntemperature = 0.2\n'
-        '[sampler]\nkind = "ula"\ncollapsed = true\nchains = 2\nwarmup = 4\ndraws = 8\nthinning = 2\n'
-        'checkpoint_every = 1\nseed = 3\nprogress_bar = false\n')
+        '[data]\nfile = "task.npz"\n[network]\nwidth = 5\ntemperature = 0.2\n[model]\nkind = "order_parameters"\n'
+        '[sampler]\nkind = "nuts"\nchains = 2\nwarmup = 200\ndraws = 300\ncheckpoint_every = 5\nseed = 3\n'
+        'progress_bar = false\n')
     cfg = str(tmp_path / "c.toml")
-    assert main(["sample", cfg, "--out", str(tmp_path / "ref.nc"), "--quiet"]) == 0
-    # interrupt a second run after two chunks through the API, as Ctrl-C would, then resume by CLI
-    from bayes_attn.cli._config import load_config
-
-    rc = load_config(cfg)
     out = tmp_path / "run.nc"
-    with pytest.raises(SamplingInterrupted):
-        sample(rc.task(), rc.spec(rc.task()), rc.sampler, config_text=rc.text, checkpoint=checkpoint_path(out),
-               stop_after_chunks=2)
+    ck = checkpoint_path(out)
+    env = {**os.environ, "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+    proc = subprocess.Popen([sys.executable, "-c", "from bayes_attn.cli import main; main()", "sample", cfg,
+                             "--out", str(out), "--quiet"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    t0 = time.time()
+    while not ck.is_file() and proc.poll() is None and time.time() - t0 < 600:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    assert ck.is_file() and not out.exists()
     assert main(["sample", cfg, "--out", str(out), "--quiet", "--resume"]) == 0
-    assert not checkpoint_path(out).exists()
+    assert not ck.exists() and not list(tmp_path.glob(".*.tmp"))
+    assert main(["sample", cfg, "--out", str(tmp_path / "ref.nc"), "--quiet"]) == 0
     _same(read_run(tmp_path / "ref.nc"), read_run(out))
+
+
+def test_importing_inference_leaves_the_jax_backend_alone():
+    """``request_host_devices`` only works before JAX starts its backend: importing the package (blackjax
+    included, which computes at import time) must not start it."""
+    import subprocess
+    import sys
+
+    code = ("from jax._src import xla_bridge as xb\n"
+            "import bayes_attn.inference, bayes_attn.sweep, bayes_attn.diagnostics, bayes_attn.cli\n"
+            "assert not xb._backends, 'backend started on import'\n"
+            "bayes_attn.inference.request_host_devices(3)\n"
+            "import jax\n"
+            "assert jax.local_device_count() == 3, jax.local_device_count()\n")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "XLA_FLAGS"}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]

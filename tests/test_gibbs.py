@@ -1,4 +1,4 @@
-"""Exact blocked Gibbs (bayes_attn.inference._gibbs): structure identities, exact conditional
+"""Exact blocked Gibbs (bayes_attn.inference.samplers.gibbs): structure identities, exact conditional
 draws (closed-form posterior, SBC), invariance of the full sweep (Geweke), agreement with NUTS."""
 
 import jax
@@ -8,19 +8,28 @@ import pytest
 from conftest import random_task
 from scipy import stats
 
-from bayes_attn.inference import _gibbs as g
-from bayes_attn.inference import build, weight_shapes
-from bayes_attn.network import NetworkSpec, effective_weights, forward_paths
+from bayes_attn.inference import build_model
+from bayes_attn.inference.samplers import gibbs as g
+from bayes_attn.linalg import apply_kernel
+from bayes_attn.network import (
+    NetworkSpec,
+    apply_layer,
+    backward_vectors,
+    effective_weights,
+    forward_paths,
+    path_forward,
+    project_input,
+)
 
 
 def _setup(heads=(2, 3), width=(3, 4, 5), variances=(1.3, 0.7, 1.1, 0.9), T=0.1, P=5, seed=0):
     task = random_task(P=P, Q=3, S=3, n0=4, heads=heads, seed=seed)
     spec = NetworkSpec(heads=task.heads, n0=task.n0, width=list(width), variances=list(variances),
                        temperature=T, readout="last")
-    built = build(task, spec, False)
+    model, args = build_model(task, spec, "weights")
     rng = np.random.default_rng(seed)
-    z = {k: jnp.asarray(rng.standard_normal(s)) for k, s in weight_shapes(spec, False).items()}
-    return task, spec, built, z
+    z = {k: jnp.asarray(rng.standard_normal(s)) for k, s in model.site_shapes().items()}
+    return task, spec, (model, args), z
 
 
 def _weights(spec, z):
@@ -32,33 +41,33 @@ class TestStructure:
     def test_path_forward_is_forward_paths(self):
         _, spec, built, z = _setup()
         V0, vals, a = _weights(spec, z)
-        xpi = built.data.xpi_train
-        f1 = g.path_forward(spec, xpi, V0, vals, a)
+        xpi = built[1].xpi_train
+        f1 = path_forward(spec.heads, xpi, V0, vals, a)
         f2 = forward_paths(xpi, V0, effective_weights(vals, a))
         np.testing.assert_allclose(f1, f2, rtol=1e-12, atol=1e-14)
 
     @pytest.mark.parametrize("heads,width", [((2, 3), (3, 4, 5)), ((3,), (4, 2)), ((2, 1, 2), (2, 3, 2, 4))])
     def test_block_grams_equal_jacobian_grams(self, heads, width):
         _, spec, built, z = _setup(heads=heads, width=width, variances=(1.3,) + (0.8,) * len(heads) + (1.2,))
-        xpi = built.data.xpi_train
+        model, args = built
+        xpi = args.xpi_train
 
         def f_of(zz):
             V0, vals, a = _weights(spec, zz)
-            return g.path_forward(spec, xpi, V0, vals, a)
+            return path_forward(spec.heads, xpi, V0, vals, a)
 
         J = jax.jacrev(f_of)(z)
         V0, vals, a = _weights(spec, z)
-        bs = g.backward_vectors(spec, vals, a)
-        data = g.make_data(built)
+        bs = backward_vectors(spec.heads, vals, a)
         gram = lambda name: J[name].reshape(xpi.shape[0], -1) @ J[name].reshape(xpi.shape[0], -1).T
-        np.testing.assert_allclose(data.k_v0(spec.n_paths * bs[0] @ bs[0].T), gram("z_V0"), rtol=1e-10,
-                                   atol=1e-13)
-        Z = g.project_input(V0, xpi)
+        np.testing.assert_allclose(apply_kernel(args.kernels.train, spec.n_paths * bs[0] @ bs[0].T), gram("z_V0"),
+                                   rtol=1e-10, atol=1e-13)
+        Z = project_input(V0, xpi)
         for l in range(spec.n_layers):
-            np.testing.assert_allclose(g.layer_gram(spec, l, Z, bs[l + 1]), gram(f"z_V{l + 1}"), rtol=1e-10,
-                                       atol=1e-13)
-            Z = g.apply_layer(spec, l, vals[l], Z)
-        np.testing.assert_allclose(g.readout_gram(spec, Z), gram("z_a"), rtol=1e-10, atol=1e-13)
+            np.testing.assert_allclose(g.layer_gram(spec.heads, l, spec.sigma2_layers[l], Z, bs[l + 1]),
+                                       gram(f"z_V{l + 1}"), rtol=1e-10, atol=1e-13)
+            Z = apply_layer(spec.heads, l, vals[l], Z)
+        np.testing.assert_allclose(g.readout_gram(spec.sigma2_readout, Z), gram("z_a"), rtol=1e-10, atol=1e-13)
 
 
 def _linear_problem(d=4, P=3, T=0.3, seed=1):
@@ -120,22 +129,22 @@ class TestSweep:
 
     def test_sweep_preserves_the_posterior_geweke(self):
         """theta ~ prior, y ~ p(y | theta), theta' = sweep_y(theta): theta' ~ prior exactly."""
-        _, spec, built, _ = _setup(heads=(2, 2), width=(3, 2, 3), variances=(1.0, 1.0, 1.0, 1.0), T=0.2, P=4)
-        data = g.make_data(built)
-        kernel = g.build_kernel(spec)
-        shapes = weight_shapes(spec, False)
-        xpi = data.xpi
+        _, spec, (model, args), _ = _setup(heads=(2, 2), width=(3, 2, 3), variances=(1.0, 1.0, 1.0, 1.0), T=0.2,
+                                           P=4)
+        kernel = g.build_kernel(spec.heads)
+        shapes = model.site_shapes()
+        xpi = args.xpi_train
 
         def f_of(z):
-            return g.path_forward(spec, xpi, *_weights(spec, z))
+            return path_forward(spec.heads, xpi, *_weights(spec, z))
 
         def one(key):
             keys = jax.random.split(key, len(shapes) + 2)
             z = {k: jax.random.normal(kk, s) for kk, (k, s) in zip(keys, shapes.items())}
             f = f_of(z)
             y = f + jnp.sqrt(spec.temperature) * jax.random.normal(keys[-2], f.shape)
-            state = g.init(z, spec, data._replace(y=y))
-            new, _ = kernel(keys[-1], state, data._replace(y=y))
+            state = g.init(z, spec.heads, args._replace(y=y))
+            new, _ = kernel(keys[-1], state, args._replace(y=y))
             U = lambda zz: jnp.sum(effective_weights(_weights(spec, zz)[1], _weights(spec, zz)[2]) ** 2)
             return jnp.stack([f[0], f_of(new.position)[0], U(z), U(new.position)])
 

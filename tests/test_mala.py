@@ -1,4 +1,4 @@
-"""MALA (bayes_attn.inference._mala) and the shared dual-averaging / curvature tools: exact on a
+"""MALA (bayes_attn.inference.samplers.mala, blackjax's kernel) and the shared dual-averaging / curvature tools: exact on a
 Gaussian linear model (moments within MCSE, SBC ranks), step-size adaptation, deep-model check."""
 
 import arviz as az
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayes_attn.inference import _adapt, _mala
+from bayes_attn.inference.samplers import _adapt
+from bayes_attn.inference.samplers import mala as _mala
 
 
 def gaussian_linear(d=3, P=2, T=0.5, seed=0):
@@ -81,7 +82,7 @@ class TestKernel:
         x0 = jax.random.normal(jax.random.PRNGKey(1), (8, 3))
         pos, info = run_chains(_mala.build_kernel(), logd, x0, 1.0 / lam, 6000, jax.random.PRNGKey(2))
         assert 0.3 < float(info.acceptance_rate.mean()) < 0.99
-        assert not bool(info.is_divergent.any())
+        assert not bool(_mala.is_divergent(info).any())
         assert_moments(pos[:, 1000:], m, np.diag(S))
 
     def test_exact_even_with_a_crude_step(self):
@@ -96,6 +97,41 @@ class TestKernel:
         assert_uniform_ranks(sbc_ranks(_mala, 1.0, thin=20, burn=200))
 
 
+class TestDriverProgram:
+    def test_program_draws_equal_blackjax_mala_by_hand(self):
+        """Where both apply, our MALA program (warm-up then fixed step) is blackjax's MALA kernel:
+        after warm-up, the driver's draws equal blackjax.mala run by hand from the same state,
+        keys (``fold_in(chain_key, t)``) and step size."""
+        import blackjax
+        from conftest import random_task
+
+        from bayes_attn.inference import SamplerConfig, build_model
+        from bayes_attn.inference._runner import chain_keys
+        from bayes_attn.inference.samplers import Settings
+        from bayes_attn.inference.samplers._adapt import flat_logdensity
+
+        task = random_task(P=5, Q=3, S=3, n0=3, heads=(2,), seed=4)
+        spec = task.spec(width=3, temperature=0.3)
+        model, args = build_model(task, spec, "collapsed")
+        cfg = SamplerConfig(kind="mala", collapsed=True, chains=1, warmup=20, draws=15, seed=2)
+        prog = _mala.program(model, Settings.from_config(cfg))
+        keys, end_keys = chain_keys(cfg.seed, 1)
+        carry = prog.init(keys[0], args)
+        for t in range(cfg.warmup):
+            carry = prog.warmup_step(jax.random.fold_in(keys[0], t), carry, args)
+        carry = prog.end_warmup(end_keys[0], carry, args)
+        ours, hand = [], carry.state
+        logd = flat_logdensity(model, args)[0]
+        bj = blackjax.mala(logd, carry.step_size)
+        for t in range(cfg.draws):
+            key = jax.random.fold_in(keys[0], cfg.warmup + t)
+            carry, _ = prog.sample_step(key, carry, args)
+            hand, _ = bj.step(key, hand)
+            ours.append(carry.state.position)
+            np.testing.assert_array_equal(np.asarray(carry.state.position), np.asarray(hand.position))
+        assert len({float(p[0]) for p in ours}) > 3  # the chain moved
+
+
 class TestAdaptation:
     def test_max_curvature_is_the_top_hessian_eigenvalue(self):
         logd, J, T, m, S = gaussian_linear(d=5, P=3)
@@ -105,16 +141,17 @@ class TestAdaptation:
     def test_dual_averaging_reaches_target(self):
         logd, *_ = gaussian_linear(d=10, P=6, T=0.1, seed=7)
         kernel = _mala.build_kernel()
+        da_init, da_update, da_final = _adapt.dual_averaging(0.574)
 
         def body(carry, k):
             s, da = carry
-            s, info = kernel(k, s, logd, jnp.exp(da.log_step))
-            return (s, _adapt.dual_averaging_update(da, info.acceptance_rate, 0.574)), None
+            s, info = kernel(k, s, logd, jnp.exp(da.log_step_size))
+            return (s, da_update(da, info.acceptance_rate)), None
 
         (s, da), _ = jax.jit(lambda k: jax.lax.scan(
-            body, (_mala.init(jnp.zeros(10), logd), _adapt.dual_averaging_init(jnp.asarray(1.0))),
+            body, (_mala.init(jnp.zeros(10), logd), da_init(jnp.asarray(1.0))),
             jax.random.split(k, 3000)))(jax.random.PRNGKey(8))
-        h = _adapt.dual_averaging_final(da)
+        h = da_final(da)
         x0 = jax.random.normal(jax.random.PRNGKey(9), (4, 10))
         _, info = run_chains(kernel, logd, x0, h, 3000, jax.random.PRNGKey(10))
         assert abs(float(info.acceptance_rate[:, 500:].mean()) - 0.574) < 0.07

@@ -17,22 +17,29 @@ import xarray as xr
 from scipy import stats
 
 from bayes_attn import InputError
-from bayes_attn.inference import SamplerConfig, predictor_statistics, sample
-from bayes_attn.inference._models import ModelData
-from bayes_attn.inference._wishart import (
-    WishartLayout,
-    build_wishart,
+from bayes_attn.inference import SamplerConfig, build_model, predictor_statistics, sample, theory_start
+from bayes_attn.inference._zero_variance import posterior_scores, zero_variance_mean
+from bayes_attn.linalg import (
+    apply_kernel,
     cholesky_factor,
     cholesky_log_jacobian,
     cholesky_theta,
-    log_density_fn,
-    prior_log_density,
+    gaussian_log_marginal,
     tril_size,
 )
-from bayes_attn.inference._zero_variance import posterior_scores, zero_variance_mean
-from bayes_attn.network import NetworkSpec, gaussian_log_marginal, kernel_fn, order_parameters
-from bayes_attn.theory import gp_order_parameters
+from bayes_attn.network import NetworkSpec, order_parameters
+from bayes_attn.theory import OrderParameterLayout, exact_log_density, gp_order_parameters, prior_log_density
 from conftest import random_task
+
+
+def _layout(spec):
+    return OrderParameterLayout.from_heads(spec.heads), spec.hyper()
+
+
+def _draws(dt):
+    """Posterior and sample-stats groups of a run as dicts of ``(chain, draw, ...)`` arrays."""
+    return ({k: v.values for k, v in dt["posterior"].ds.data_vars.items()},
+            {k: v.values for k, v in dt["sample_stats"].ds.data_vars.items()})
 
 
 def _random_spd(rng, p, scale=1.0):
@@ -68,7 +75,7 @@ SPEC3 = NetworkSpec(heads=(2, 3), n0=4, width=(7, 9, 5), variances=(1.0, 0.7, 1.
 
 def test_unpack_log_jacobian_matches_autodiff():
     """``xi -> (U_a, upper triangles of U_l)``: log|det J| of the whole map (incl. centring)."""
-    layout = WishartLayout.from_spec(SPEC3)
+    layout, hyper = _layout(SPEC3)
     rng = np.random.default_rng(4)
     xi = {k: jnp.asarray(rng.normal(scale=0.8, size=s)) for k, s in layout.site_shapes().items()}
     names = layout.site_names
@@ -77,27 +84,27 @@ def test_unpack_log_jacobian_matches_autodiff():
     def flat_map(v):
         parts = np.cumsum([0] + sizes)
         z = {k: (v[parts[i]:parts[i + 1]].reshape(layout.site_shapes()[k])) for i, k in enumerate(names)}
-        U_a, Us, _ = layout.unpack(z)
+        U_a, Us, _ = layout.unpack(z, hyper)
         out = [jnp.atleast_1d(U_a)] + [U[np.triu_indices(U.shape[0])] for U in Us]
         return jnp.concatenate(out)
 
     v = jnp.concatenate([jnp.ravel(xi[k]) for k in names])
     J = jax.jacfwd(flat_map)(v)
     assert J.shape == (layout.dimension, layout.dimension) == (1 + 21 + 6, 28)
-    np.testing.assert_allclose(np.linalg.slogdet(J)[1], layout.unpack(xi)[2], rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.slogdet(J)[1], layout.unpack(xi, hyper)[2], rtol=1e-12)
 
 
 def test_pack_unpack_roundtrip_and_gp_centre():
-    layout = WishartLayout.from_spec(SPEC3)
+    layout, hyper = _layout(SPEC3)
     rng = np.random.default_rng(5)
     U_a, Us = 1.7, [_random_spd(rng, p) for p in layout.sizes]
-    U_a2, Us2, _ = layout.unpack(layout.pack(U_a, Us))
+    U_a2, Us2, _ = layout.unpack(layout.pack(U_a, Us, hyper), hyper)
     np.testing.assert_allclose(U_a2, U_a, rtol=1e-13)
     for a, b in zip(Us, Us2):
         np.testing.assert_allclose(a, b, atol=1e-13)
     # xi = 0 is the no-data point U_l = s_l I (theory.md §4.6)
     zero = {k: jnp.zeros(s) for k, s in layout.site_shapes().items()}
-    U_a0, Us0, _ = layout.unpack(zero)
+    U_a0, Us0, _ = layout.unpack(zero, hyper)
     ref_a, ref = gp_order_parameters(SPEC3)
     np.testing.assert_allclose(U_a0, ref_a, rtol=1e-13)
     for a, b in zip(Us0, ref):
@@ -125,38 +132,37 @@ def _scipy_chain_logpdf(spec, U_a, Us):
     NetworkSpec(heads=(2, 1, 2), n0=2, width=(4, 3, 2, 8), variances=(1.0, 1.2, 0.8, 0.9, 1.1)),
 ])
 def test_prior_log_density_equals_scipy_wishart_chain(spec):
-    layout = WishartLayout.from_spec(spec)
+    layout, hyper = _layout(spec)
     rng = np.random.default_rng(6)
     for _ in range(3):
         U_a = float(rng.uniform(0.3, 3.0))
-        Us = [_random_spd(rng, p) for p in layout.sizes]
-        np.testing.assert_allclose(prior_log_density(layout, spec, U_a, Us), _scipy_chain_logpdf(spec, U_a, Us),
+        Us = [jnp.asarray(_random_spd(rng, p)) for p in layout.sizes]
+        np.testing.assert_allclose(prior_log_density(U_a, Us, hyper), _scipy_chain_logpdf(spec, U_a, Us),
                                    rtol=1e-10)
 
 
 def test_data_term_is_collapsed_marginal_likelihood():
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=7)
     spec = task.spec(width=5, temperature=0.3, variances=(1.0, 0.8, 1.2, 0.9))
-    layout = WishartLayout.from_spec(spec)
-    md = ModelData.from_task(task, spec)
-    k_train = kernel_fn(md.phi_train, md.phi_train)
-    with_data = log_density_fn(layout, spec, k_train, md.y)
-    prior = log_density_fn(layout, spec)
+    layout, hyper = _layout(spec)
+    _, args = build_model(task, spec, "order_parameters")
+    k_train, y = args.kernels.train, args.y
     rng = np.random.default_rng(8)
     for _ in range(3):
         xi = {k: jnp.asarray(rng.normal(size=s)) for k, s in layout.site_shapes().items()}
-        U1 = layout.unpack(xi)[1][0]
-        expect = gaussian_log_marginal(k_train(U1), md.y, spec.temperature) + 0.5 * 6 * np.log(2 * np.pi)
-        np.testing.assert_allclose(with_data(xi) - prior(xi), expect, rtol=1e-12)
+        U1 = layout.unpack(xi, hyper)[1][0]
+        expect = gaussian_log_marginal(apply_kernel(k_train, U1), y, spec.temperature) + 0.5 * 6 * np.log(2 * np.pi)
+        diff = exact_log_density(layout, xi, hyper, k_train, y) - exact_log_density(layout, xi, hyper)
+        np.testing.assert_allclose(diff, expect, rtol=1e-12)
 
 
 def test_width_below_paths_is_an_input_error():
     task = random_task(P=4, heads=(2, 2), seed=0)
     with pytest.raises(InputError, match=r"network.width.*N_1 >= p_1 = 4.*nuts.*gibbs"):
-        build_wishart(task, task.spec(width=3), True)
+        build_model(task, task.spec(width=3), "order_parameters")
     with pytest.raises(InputError, match=r"N_2 >= p_2 = 2"):
-        build_wishart(task, task.spec(width=(4, 1, 5)), True)
-    build_wishart(task, task.spec(width=(4, 2, 1)), True)  # N_l = p_l is allowed
+        build_model(task, task.spec(width=(4, 1, 5)), "order_parameters")
+    build_model(task, task.spec(width=(4, 2, 1)), "order_parameters")  # N_l = p_l is allowed
 
 
 def test_store_weights_is_rejected():
@@ -174,12 +180,9 @@ def prior_run():
     """NUTS on the data-free chain (L=2, H=(2,2), unequal widths and variances)."""
     task = random_task(P=4, Q=2, S=3, n0=3, heads=(2, 2), seed=9)
     spec = task.spec(**PRIOR_SPEC_KW)
-    built = build_wishart(task, spec, True, data=False)
-    from bayes_attn.inference import run_nuts
-
     cfg = SamplerConfig(kind="wishart", chains=2, warmup=500, draws=3000, seed=1, progress_bar=False,
                         target_accept=0.95)
-    post, stats_ = run_nuts(built, cfg)
+    post, stats_ = _draws(sample(task, spec, cfg, data=False))
     return task, spec, post, stats_
 
 
@@ -243,12 +246,10 @@ def test_zero_variance_mean_recovers_exact_prior_mean(prior_run):
 def test_zero_variance_removes_the_leading_fluctuations_at_large_width():
     """At N ~ 10^3 the posterior is nearly Gaussian in xi: the control variate removes most of
     the O(N^-1/2) variance and its estimate still matches the exact prior mean."""
-    from bayes_attn.inference import run_nuts
-
     task = random_task(P=4, Q=2, S=3, n0=3, heads=(2, 2), seed=9)
     spec = task.spec(width=(2000, 1500, 1000), variances=PRIOR_SPEC_KW["variances"])
     cfg = SamplerConfig(kind="wishart", chains=2, warmup=300, draws=1000, seed=2, progress_bar=False)
-    post, stats_ = run_nuts(build_wishart(task, spec, True, data=False), cfg)
+    post, stats_ = _draws(sample(task, spec, cfg, data=False))
     assert not stats_["diverging"].any()
     _zero_variance_check(task, spec, post, max_ratio=0.2)
 
@@ -270,23 +271,22 @@ def test_driver_runs_wishart_kind_and_stores_order_parameters():
     assert np.all(np.linalg.eigvalsh(post["U"].values) > 0)
     stats_ = predictor_statistics(dt)
     assert stats_["mean"].shape == (3,) and np.all(stats_["var"] > 0)
-    assert dt.attrs["sampler"] == "wishart"
+    assert dt.attrs["sampler"] == "nuts" and dt.attrs["model"] == "order_parameters"  # kind = "wishart" alias
 
 
 def test_theory_init_starts_chains_at_the_saddle_point():
     """sampler.init = "theory": sites pack U* exactly (jitter 0) and are dispersed by U(-1, 1)
     otherwise; the initial metric is the inverse of the negative Hessian (positive definite)."""
-    from bayes_attn.inference._wishart import theory_start
     from bayes_attn.theory import solve
 
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=12)
     spec = task.spec(width=20, temperature=0.2)
     sol = solve(spec, task.phi("train", spec), task.y_train)
-    layout = WishartLayout.from_spec(spec)
-    built = build_wishart(task, spec)
-    start = theory_start(built, chains=3, seed=0, jitter=0.0)
-    exact = start.init_params
-    U_a, Us, _ = layout.unpack({k: v[1] for k, v in exact.items()})
+    layout, hyper = _layout(spec)
+    model, args = build_model(task, spec, "order_parameters")
+    start = theory_start(model, args, spec, chains=3, seed=0, jitter=0.0)
+    exact = start.positions
+    U_a, Us, _ = layout.unpack({k: v[1] for k, v in exact.items()}, hyper)
     np.testing.assert_allclose(float(U_a), float(sol.U_a), rtol=1e-10)
     for U, U_star in zip(Us, sol.Us):
         np.testing.assert_allclose(U, U_star, rtol=1e-9, atol=1e-12)
@@ -294,7 +294,7 @@ def test_theory_init_starts_chains_at_the_saddle_point():
     d = layout.dimension
     assert start.inverse_mass_matrix.shape == (d, d)
     assert np.linalg.eigvalsh(start.inverse_mass_matrix)[0] > 0
-    jittered = theory_start(built, chains=3, seed=0).init_params
+    jittered = theory_start(model, args, spec, chains=3, seed=0).positions
     for name, v in jittered.items():
         d = np.asarray(v - exact[name])
         assert d.shape[0] == 3 and np.all(np.abs(d) <= 1.0) and np.std(d) > 0.2
@@ -338,7 +338,7 @@ def test_three_routes_agree():
     """Wishart-chain NUTS, collapsed weight-space NUTS and (when present) Gibbs sample the same
     posterior: means of f, f^2, v_W and the entries of U_1 agree within 4.5 combined MCSE
     (so do the predictor mean and variance ``E[v_W] + E[f^2] - E[f]^2``).  N = 6 >= p_1 = 4."""
-    from bayes_attn.inference import RUNNERS
+    from bayes_attn.inference import SAMPLERS
 
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=21)
     spec = task.spec(width=6, temperature=0.1)
@@ -348,7 +348,7 @@ def test_three_routes_agree():
         "nuts": sample(task, spec, SamplerConfig(kind="nuts", collapsed=True, chains=4, warmup=1000, draws=2000,
                                                  seed=4, progress_bar=False, target_accept=0.9)),
     }
-    if "gibbs" in RUNNERS:
+    if "gibbs" in SAMPLERS:
         runs["gibbs"] = sample(task, spec, SamplerConfig(kind="gibbs", collapsed=True, chains=4, warmup=500,
                                                          draws=4000, seed=5, progress_bar=False))
     stats_ = {}

@@ -1,4 +1,4 @@
-"""Sampler configuration (the ``[sampler]`` table of a run config)."""
+"""Sampler configuration (the ``[model]`` and ``[sampler]`` tables of a run config)."""
 
 from __future__ import annotations
 
@@ -7,48 +7,60 @@ from dataclasses import dataclass
 from .._errors import nonnegative_int, one_of, positive, require
 from ._devices import CHAIN_METHODS
 
-#: sampler kinds understood by :func:`bayes_attn.inference.sample`
-KINDS = ("nuts", "mala", "ula", "gibbs", "wishart")
+#: sampling algorithms (:mod:`bayes_attn.inference.samplers`); ``"wishart"`` is accepted as an alias
+#: of ``kind = "nuts"`` on ``model = "order_parameters"``
+KINDS = ("nuts", "mala", "ula", "gibbs")
+#: what is sampled (:mod:`bayes_attn.inference.models`)
+MODELS = ("weights", "collapsed", "order_parameters")
+#: the models each sampler can sample (Gibbs needs conditionally Gaussian blocks: the full weights;
+#: on ``collapsed`` it runs the full-weight sweep and stores the collapsed model's predictions)
+SAMPLER_MODELS = {"nuts": MODELS, "mala": MODELS, "ula": MODELS, "gibbs": ("weights", "collapsed")}
 
 #: target acceptance when ``target_accept`` is not given: NUTS (NumPyro default) and MALA
 #: (0.574, Roberts & Rosenthal 1998, optimal scaling of MALA)
 DEFAULT_TARGET_ACCEPT = {"mala": 0.574}
 
-#: where chains start: NumPyro's ``init_to_uniform`` in the sampled coordinates, or (wishart
-#: only) the theory's saddle point (docs/wishart.md, "Starting at the saddle point")
+#: where chains start: the sampler's default (NUTS: NumPyro's ``init_to_uniform``; MALA/ULA/Gibbs:
+#: a standard-normal draw of the sites), or (order_parameters only) the theory's saddle point
 INITS = ("uniform", "theory")
 
 
 @dataclass(frozen=True)
 class SamplerConfig:
-    """How to sample a posterior.
+    """What to sample (``model``) and how (``kind`` and its settings).
 
-    ``warmup`` and ``draws`` are per chain; ``thinning`` keeps every k-th draw (``draws`` is
-    the number of iterations after warm-up, so ``draws // thinning`` are stored).
+    ``model``: ``"weights"`` (every weight), ``"collapsed"`` (``V^(0)`` integrated out,
+    docs/theory.md §5.1) or ``"order_parameters"`` (the exact finite-width posterior of the order
+    parameters, §5.2).  Aliases kept from earlier versions: ``kind = "wishart"`` means ``kind =
+    "nuts"`` on ``model = "order_parameters"``; ``collapsed = true`` means ``model = "collapsed"``.
+    After construction ``kind``, ``model`` and ``collapsed`` are always the normalised values.
 
-    Langevin / Gibbs options (ignored by NUTS; see docs/samplers.md):
+    ``warmup`` and ``draws`` are per chain; ``thinning`` keeps every k-th draw (``draws`` is the
+    number of iterations after warm-up; ``draws // thinning`` are stored, and the first
+    ``draws % thinning`` iterations after warm-up are discarded, as NumPyro does).
+
+    Options (docs/samplers.md):
 
     * ``target_accept``: NUTS 0.8 and MALA 0.574 when not given (``None``).
     * ``step_size``: initial MALA step size; ``None`` = ``1 / lambda_max`` of the potential's
       Hessian at the initial point (power iteration).
     * ``ula_step_factor``: ULA step-size rule ``h = ula_step_factor / lambda_max`` with
       ``lambda_max`` the largest Hessian eigenvalue of the potential at the end of warm-up.
-    * ``dense_mass`` (NUTS and wishart): adapt a dense mass matrix; ``None`` = true for
-      ``wishart`` (halves the leapfrog steps per draw at N = 1000, docs/wishart.md), false
-      for the weight-space models (their dimension grows like N^2).
-    * ``chain_method`` (every kind): ``"auto"`` (vectorized on CPU, ``pmap`` on
-      accelerators), ``"vectorized"``, ``"parallel"`` or ``"sequential"``; see
-      :func:`bayes_attn.inference.chain_method`.
-    * ``init`` (wishart only besides the default): ``"uniform"`` (NumPyro's
-      ``init_to_uniform``, sites in ``[-2, 2]``) or ``"theory"``: every chain starts at the
-      saddle point ``U*`` of theory.md §4.3 plus an independent ``U(-1, 1)`` jitter per site
-      (one posterior s.d. in the width-scaled sites, so R-hat still sees dispersed starts),
-      with the Laplace metric ``(-H)^-1`` at ``U*`` as a fixed mass matrix.
-    * ``checkpoint_every``: stored draws per chunk (the checkpoint / progress granularity of
-      the chunked samplers ``mala``, ``ula``, ``gibbs``).
+    * ``dense_mass`` (NUTS): adapt a dense mass matrix; ``None`` = true for the order parameters
+      (14-150 correlated dimensions, docs/wishart.md), false for the weight-space models (their
+      dimension grows like N^2).
+    * ``chain_method``: ``"auto"`` (vectorized on CPU, ``pmap`` on accelerators), ``"vectorized"``,
+      ``"parallel"`` or ``"sequential"``; see :func:`bayes_attn.inference.chain_method`.
+    * ``init``: ``"uniform"`` (each sampler's default start) or ``"theory"`` (order parameters
+      only): every chain starts at the saddle point ``U*`` of docs/theory.md §4.4 plus an
+      independent ``U(-1, 1)`` jitter per site, and NUTS uses the Laplace metric ``(-H)^-1`` at
+      ``U*`` as a fixed mass matrix (docs/wishart.md).
+    * ``checkpoint_every``: stored draws per chunk (``x thinning`` iterations; warm-up chunks have
+      as many iterations): the granularity of checkpoints and of the progress bar.
     """
 
     kind: str = "nuts"
+    model: str | None = None
     collapsed: bool = False
     chains: int = 4
     warmup: int = 500
@@ -67,14 +79,30 @@ class SamplerConfig:
     init: str = "uniform"
 
     def __post_init__(self):
-        one_of(self.kind, KINDS, "sampler.kind")
+        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
+        require(isinstance(self.collapsed, bool), "sampler.collapsed", f"must be true or false, got {self.collapsed!r}")
+        if self.kind == "wishart":  # alias
+            require(self.model in (None, "order_parameters"), "model.kind",
+                    f"sampler.kind = \"wishart\" samples the order parameters, not model {self.model!r}")
+            set_("kind", "nuts")
+            set_("model", "order_parameters")
+        one_of(self.kind, KINDS + ("wishart",), "sampler.kind")
+        if self.model is None:
+            set_("model", "collapsed" if self.collapsed else "weights")
+        one_of(self.model, MODELS, "model.kind")
+        require(not (self.collapsed and self.model == "weights"), "sampler.collapsed",
+                "collapsed = true contradicts model.kind = \"weights\"")
+        set_("collapsed", self.model == "collapsed")
+        require(self.model in SAMPLER_MODELS[self.kind], "model.kind",
+                f"the {self.kind} sampler cannot sample model {self.model!r} "
+                f"(it samples {', '.join(SAMPLER_MODELS[self.kind])})")
         one_of(self.chain_method, CHAIN_METHODS, "sampler.chain_method")
         one_of(self.init, INITS, "sampler.init")
-        require(self.init == "uniform" or self.kind == "wishart", "sampler.init",
-                f"'theory' starts the order-parameter chain (kind = \"wishart\"), not kind = {self.kind!r}")
-        if self.dense_mass is None:  # wishart: 14-150 correlated dimensions, a dense metric pays
-            object.__setattr__(self, "dense_mass", self.kind == "wishart")
-        for name in ("collapsed", "store_weights", "progress_bar", "dense_mass"):
+        require(self.init == "uniform" or self.model == "order_parameters", "sampler.init",
+                f"'theory' starts the order-parameter model, not model {self.model!r}")
+        if self.dense_mass is None:
+            set_("dense_mass", self.model == "order_parameters")
+        for name in ("store_weights", "progress_bar", "dense_mass"):
             require(isinstance(getattr(self, name), bool), f"sampler.{name}",
                     f"must be true or false, got {getattr(self, name)!r}")
         positive(self.chains, "sampler.chains", integer=True)
@@ -84,10 +112,10 @@ class SamplerConfig:
         require(self.draws // self.thinning >= 1, "sampler.thinning",
                 f"thinning {self.thinning} keeps no draw out of {self.draws}")
         nonnegative_int(self.seed, "sampler.seed")
-        require(not (self.kind == "wishart" and self.store_weights), "sampler.store_weights",
-                "the wishart sampler samples order parameters, not weights; set it to false")
+        require(not (self.model == "order_parameters" and self.store_weights), "sampler.store_weights",
+                "the order-parameter model has no weights; set it to false")
         if self.target_accept is None:
-            object.__setattr__(self, "target_accept", DEFAULT_TARGET_ACCEPT.get(self.kind, 0.8))
+            set_("target_accept", DEFAULT_TARGET_ACCEPT.get(self.kind, 0.8))
         positive(self.target_accept, "sampler.target_accept")
         require(self.target_accept < 1, "sampler.target_accept", f"must be < 1, got {self.target_accept}")
         positive(self.max_tree_depth, "sampler.max_tree_depth", integer=True)
@@ -97,3 +125,11 @@ class SamplerConfig:
         require(self.ula_step_factor < 2, "sampler.ula_step_factor",
                 f"must be < 2 (Euler-Maruyama is unstable beyond 2 / lambda_max), got {self.ula_step_factor}")
         positive(self.checkpoint_every, "sampler.checkpoint_every", integer=True)
+
+    @property
+    def n_keep(self) -> int:
+        """Stored draws per chain."""
+        return self.draws // self.thinning
+
+
+__all__ = ["SamplerConfig", "KINDS", "MODELS", "SAMPLER_MODELS", "INITS"]

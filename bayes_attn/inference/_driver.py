@@ -1,61 +1,56 @@
-"""One entry point for every sampler: :func:`sample` -> ArviZ DataTree.
+"""One entry point for every model and sampler: :func:`sample` -> ArviZ DataTree.
 
-``RUNNERS[kind](built, cfg) -> (posterior, sample_stats)`` runs a kind; ``BUILDERS[kind]``
-(default: the weight-space :func:`build`) makes what it samples.  Runners marked
-``runner.chunked`` (MALA, ULA, Gibbs: :mod:`._chunked`) also take ``checkpoint=``,
-``resume=`` and ``stop_after_chunks=``; NUTS (NumPyro) runs in one piece.
+``sample`` builds the model (:func:`~bayes_attn.inference.models.build_model`), the start
+(``init = "theory"``: :func:`~bayes_attn.inference.models.theory_start`) and runs the sampler's
+program through the chunked runner (:mod:`._runner`), which checkpoints and resumes every kind.
 """
 
 from __future__ import annotations
 
 import time
 
-from .._errors import InputError
+import numpy as np
+
 from ..network import NetworkSpec
-from ..tasks import Task
+from ._checkpoint import fingerprint
 from ._config import SamplerConfig
-from ._gibbs import run_gibbs
-from ._mala import run_mala
-from ._models import build
-from ._nuts import run_nuts
 from ._output import to_datatree
-from ._ula import run_ula
-from ._wishart import build_wishart, theory_start
-
-#: kind -> runner(built_model, cfg) -> (posterior, sample_stats)
-RUNNERS = {"nuts": run_nuts, "mala": run_mala, "ula": run_ula, "gibbs": run_gibbs}
-#: kind -> builder(task, spec, collapsed) -> BuiltModel; kinds not listed use the weight-space ``build``
-BUILDERS: dict = {}
-BUILDERS["wishart"] = build_wishart  # order parameters, theory.md §5.2
-RUNNERS["wishart"] = run_nuts
+from ._runner import run_chains
+from .models import build_model, theory_start
+from .samplers import Settings
 
 
-def sample(task: Task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | None = None,
-           checkpoint=None, resume: bool = False, stop_after_chunks: int | None = None):
+def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | None = None, checkpoint=None,
+           resume: bool = False, stop_after_chunks: int | None = None, fixed: dict | None = None, data: bool = True,
+           attrs: dict | None = None):
     """Sample the posterior of ``spec`` on ``task`` and return an ArviZ DataTree.
 
-    ``checkpoint``: a file the chunked samplers write after every chunk; ``resume``: continue
-    from it (same draws as an uninterrupted run with the same config and seed).
+    ``cfg.model`` says what is sampled (weights, collapsed weights, order parameters) and
+    ``cfg.kind`` with which algorithm.  ``checkpoint``: a file written after every chunk;
+    ``resume``: continue from it (the same draws as an uninterrupted run with the same config
+    and seed; a checkpoint of another config is an :class:`~bayes_attn.InputError`).
+    ``fixed``: weight sites held fixed (:func:`~bayes_attn.inference.models.build_model`);
+    ``data = False``: the prior alone (order parameters); ``attrs``: extra root attributes.
     """
-    runner = RUNNERS[cfg.kind]
-    chunked = getattr(runner, "chunked", False)
-    if resume and not chunked:
-        kinds = ", ".join(k for k, r in RUNNERS.items() if getattr(r, "chunked", False))
-        raise InputError(f"sampler.kind: resuming needs a chunked sampler ({kinds}), not {cfg.kind!r}")
-    built = BUILDERS.get(cfg.kind, build)(task, spec, cfg.collapsed)
+    model, args = build_model(task, spec, cfg.model, fixed=fixed, data=data, path_inputs=cfg.kind == "gibbs")
+    positions = imm = None
+    if cfg.init == "theory":
+        start = theory_start(model, args, spec, cfg.chains, cfg.seed)
+        positions, imm = start.positions, start.inverse_mass_matrix
+        if imm is not None and not cfg.dense_mass:
+            imm = np.diag(imm)
+    settings = Settings.from_config(cfg, fixed_metric=imm is not None)
+    fp = fingerprint(cfg, spec, model, (args.kernels.train.phi_a, args.kernels.phi_test, args.y, args.xpi_train,
+                                        *(args.fixed or {}).values()))
     t0 = time.perf_counter()
-    if chunked:
-        posterior, stats = runner(built, cfg, checkpoint=checkpoint, resume=resume,
+    posterior, stats = run_chains(cfg.kind, model, args, cfg, settings, fp=fp, positions=positions,
+                                  inverse_mass_matrix=imm, checkpoint=checkpoint, resume=resume,
                                   stop_after_chunks=stop_after_chunks)
-    elif cfg.init == "theory":  # only kind = "wishart" (SamplerConfig)
-        start = theory_start(built, cfg.chains, cfg.seed)
-        posterior, stats = runner(built, cfg, *start)
-    else:
-        posterior, stats = runner(built, cfg)
     wall = time.perf_counter() - t0
-    attrs = {
+    root = {
         "sampler": cfg.kind,
-        "collapsed": int(cfg.collapsed),
+        "model": cfg.model,
+        "collapsed": int(cfg.model == "collapsed"),
         "seed": cfg.seed,
         "chains": cfg.chains,
         "warmup": cfg.warmup,
@@ -71,8 +66,12 @@ def sample(task: Task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: st
         "wall_time_s": wall,
         "resumed": int(bool(resume)),
         "init": cfg.init,
+        **(attrs or {}),
     }
     if config_text is not None:
-        attrs["config"] = config_text
+        root["config"] = config_text
     return to_datatree(posterior, stats, path_labels=task.path_labels, y_train=task.y_train,
-                       y_test=task.y_test, attrs=attrs)
+                       y_test=task.y_test, attrs=root)
+
+
+__all__ = ["sample"]

@@ -9,6 +9,7 @@ Groups: ``posterior`` (derived quantities per draw: ``f`` over ``test``, optiona
 from __future__ import annotations
 
 import json
+import os
 from importlib import metadata
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import xarray as xr
 
 from .._errors import InputError
 from .._io import load_netcdf
+from ..theory import predictor_metrics
 
 _PACKAGES = ("bayes_attn", "jax", "jaxlib", "numpyro", "arviz", "arviz-base", "numpy", "xarray", "blackjax")
 
@@ -68,10 +70,24 @@ def to_datatree(posterior: dict, sample_stats: dict, *, path_labels, y_train, y_
     return xr.DataTree.from_dict(tree)
 
 
+def write_netcdf(obj, path) -> None:
+    """Write a DataTree or Dataset to netCDF (h5netcdf) **atomically**: a temporary file in the same
+    folder, then a rename, so a kill never leaves a half-written file.  An unwritable folder or a
+    full disk is an :class:`~bayes_attn.InputError` and leaves any earlier file at ``path`` intact."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        obj.to_netcdf(tmp, engine="h5netcdf")
+        os.replace(tmp, p)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"out: cannot write {str(p)!r} ({exc.strerror or type(exc).__name__})") from None
+
+
 def write_run(dt: xr.DataTree, path) -> None:
-    """Write a run DataTree to netCDF (h5netcdf engine)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    dt.to_netcdf(path, engine="h5netcdf")
+    """Write a run DataTree to netCDF (:func:`write_netcdf`, atomic)."""
+    write_netcdf(dt, path)
 
 
 def read_run(path) -> xr.DataTree:
@@ -98,7 +114,5 @@ def predictor_statistics(dt: xr.DataTree) -> dict[str, np.ndarray]:
         var = var + post["f_var"].values.reshape(-1, post.sizes["test"]).mean(axis=0)
     out = {"mean": mean, "var": var, "U": post["U"].values.reshape(-1, *post["U"].shape[2:]).mean(axis=0)}
     if "constant_data" in dt.children and "y_test" in dt["constant_data"].ds:
-        from ..theory import predictor_metrics  # one definition of the metrics of theory.md §3
-
         out.update(predictor_metrics(mean, var, dt["constant_data"].ds["y_test"].values))
     return out

@@ -1,4 +1,4 @@
-"""TOML run configuration: ``[data]``, ``[network]``, ``[sampler]``, ``[diagnostics]``.
+"""TOML run configuration: ``[data]``, ``[network]``, ``[model]``, ``[sampler]``, ``[diagnostics]``.
 
 ```toml
 [data]
@@ -11,9 +11,10 @@ width = 100                # or a list (theory scans); or widths = [N_1, ..., N_
 readout = "last"           # last | first | mean
 temperature = 0.01         # or a list (theory scans)
 variances = [1.0, 1.0, 1.0, 1.0]   # input, layer 1..L, readout
+[model]
+kind = "weights"          # weights | collapsed | order_parameters
 [sampler]
-kind = "nuts"
-collapsed = false
+kind = "nuts"             # nuts | mala | ula | gibbs  ("wishart" = nuts on order_parameters)
 chains = 4
 warmup = 500
 draws = 500
@@ -31,18 +32,17 @@ import itertools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .._errors import InputError, require
-from ..inference import SamplerConfig
 from ..network import NetworkSpec
 from ..tasks import Task, load_bundle, markov_task
+from ._config import SamplerConfig
 
 MARKOV_KEYS = {"P", "n_test", "paths", "seed_train", "seed_test", "head_seeds", "beta_att", "p_blank", "noise", "heads"}
 NETWORK_KEYS = {"width", "widths", "readout", "temperature", "variances"}
 DIAG_KEYS = {"rhat_max", "ess_bulk_min", "ess_tail_min"}
 #: tables other commands own; validated by them
-EXTRA_TABLES = {"theory", "report", "potts", "experiment"}
+EXTRA_TABLES = {"theory", "report", "potts", "experiment", "sweep"}
 
 
 def _unknown(table: dict, allowed: set, name: str) -> None:
@@ -87,26 +87,23 @@ class RunConfig:
     def temperatures(self) -> list:
         return _listify(self.network["temperature"])
 
-    def specs(self, task: Task) -> list[tuple[Any, float, NetworkSpec]]:
-        """All ``(width, temperature, spec)`` of the scan (width x temperature)."""
+    def base_spec(self, task: Task) -> NetworkSpec:
+        """The network of ``task`` at the first width and temperature (heads, variances, readout)."""
         n = self.network
-        out = []
-        for w, T in itertools.product(self.widths, self.temperatures):
-            out.append((w, T, NetworkSpec(heads=task.heads, n0=task.n0, width=w, temperature=T,
-                                          variances=n.get("variances", 1.0), readout=n.get("readout", "last"))))
-        return out
+        return NetworkSpec(heads=task.heads, n0=task.n0, width=self.widths[0], temperature=self.temperatures[0],
+                           variances=n.get("variances", 1.0), readout=n.get("readout", "last"))
 
     def spec(self, task: Task) -> NetworkSpec:
         """The single spec of a non-scan config (errors on width/temperature lists)."""
         require(len(self.widths) == 1, "network.width", "takes one width here (lists are for `bayes-attn theory`)")
         require(len(self.temperatures) == 1, "network.temperature",
                 "takes one temperature here (lists are for `bayes-attn theory`)")
-        return self.specs(task)[0][2]
+        return self.base_spec(task)
 
 
 def parse_config(raw: dict, base_dir=Path("."), text: str = "") -> RunConfig:
     """Validate a config dict (as read from TOML)."""
-    _unknown(raw, {"data", "network", "sampler", "diagnostics"} | EXTRA_TABLES, "config")
+    _unknown(raw, {"data", "network", "model", "sampler", "diagnostics"} | EXTRA_TABLES, "config")
     require("data" in raw, "data", "missing table [data]")
     require("network" in raw, "network", "missing table [network]")
     data, net = dict(raw["data"]), dict(raw["network"])
@@ -125,8 +122,12 @@ def parse_config(raw: dict, base_dir=Path("."), text: str = "") -> RunConfig:
         if key in net and isinstance(net[key], list):
             require(len(net[key]) >= 1, f"network.{key}", "is an empty list")
     sampler_tab = dict(raw.get("sampler", {}))
-    allowed = set(SamplerConfig.__dataclass_fields__)
+    allowed = set(SamplerConfig.__dataclass_fields__) - {"model"}
     _unknown(sampler_tab, allowed, "sampler")
+    model_tab = dict(raw.get("model", {}))
+    _unknown(model_tab, {"kind"}, "model")
+    if "kind" in model_tab:
+        sampler_tab["model"] = model_tab["kind"]
     try:
         sampler = SamplerConfig(**sampler_tab)
     except TypeError as exc:  # pragma: no cover - guarded by _unknown

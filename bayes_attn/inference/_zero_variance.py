@@ -16,7 +16,7 @@ The MCSE is that of the residual chains ``g - beta . s`` (ArviZ, rank-normalised
 thousands of draws.
 
 The scores are recomputed from the stored order parameters (``U`` -> Cholesky -> ``xi``), so
-any run of ``kind = "wishart"`` can be post-processed; see docs/wishart.md.
+any run of the ``order_parameters`` model can be post-processed; see docs/wishart.md.
 """
 
 from __future__ import annotations
@@ -28,19 +28,18 @@ import numpy as np
 import xarray as xr
 
 from .._errors import InputError
-from ..network import NetworkSpec, kernel_fn
-from ..tasks import Task
-from ._models import ModelData
-from ._wishart import WishartLayout, log_density_fn
+from ..network import NetworkSpec
+from ..theory import OrderParameterLayout
+from .models import build_model
 
 
-def _stacked_order_parameters(post: xr.Dataset, layout: WishartLayout):
+def _stacked_order_parameters(post: xr.Dataset, layout: OrderParameterLayout):
     """Draws of ``(U_a, [U_1..U_L])`` flattened over ``(chain, draw)``."""
     needed = ["U", "U_a"] + [f"U_{l}" for l in range(2, layout.n_layers + 1)]
     missing = [k for k in needed if k not in post]
     if missing:
         raise InputError(f"run: posterior lacks {', '.join(missing)}; zero-variance estimates need a "
-                         "run of sampler.kind = \"wishart\"")
+                         "run of model.kind = \"order_parameters\"")
     n = post.sizes["chain"] * post.sizes["draw"]
     U_a = post["U_a"].values.reshape(n)
     Us = [post["U"].values.reshape(n, layout.sizes[0], layout.sizes[0])]
@@ -50,18 +49,17 @@ def _stacked_order_parameters(post: xr.Dataset, layout: WishartLayout):
     return U_a, Us
 
 
-def posterior_scores(post: xr.Dataset, task: Task, spec: NetworkSpec, *, data: bool = True,
+def posterior_scores(post: xr.Dataset, task, spec: NetworkSpec, *, data: bool = True,
                      batch: int = 2048) -> np.ndarray:
     """``grad_xi ln p(xi | D)`` at every stored draw: ``(chain, draw, d)``, ``d`` = chain dimension."""
-    layout = WishartLayout.from_spec(spec)
-    md = ModelData.from_task(task, spec)
-    log_density = log_density_fn(layout, spec, kernel_fn(md.phi_train, md.phi_train) if data else None, md.y)
+    model, args = build_model(task, spec, "order_parameters", data=data)
+    layout = model.layout
 
     @jax.jit
     def scores(U_a, Us):
         def one(u_a, us):
-            xi = layout.pack(u_a, us)
-            g = jax.grad(log_density)(xi)
+            xi = layout.pack(u_a, us, args.hyper)
+            g = jax.grad(model.exact_log_density)(xi, args)
             return jnp.concatenate([jnp.ravel(g[k]) for k in layout.site_names])
 
         return jax.vmap(one)(U_a, Us)
@@ -101,7 +99,7 @@ def zero_variance_mean(g: np.ndarray, scores: np.ndarray) -> dict[str, np.ndarra
             "beta": beta.reshape(X.shape[1], *rest)}
 
 
-def zero_variance_statistics(dt: xr.DataTree, task: Task, spec: NetworkSpec, names=("f", "U")) -> dict:
+def zero_variance_statistics(dt: xr.DataTree, task, spec: NetworkSpec, names=("f", "U")) -> dict:
     """:func:`zero_variance_mean` of the posterior variables ``names`` of a Wishart-chain run."""
     post = dt["posterior"].ds
     scores = posterior_scores(post, task, spec)

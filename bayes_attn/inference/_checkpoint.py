@@ -1,0 +1,106 @@
+"""Checkpoint files of interrupted runs: what determines the draws, atomic writes, strict reads.
+
+A checkpoint (``OUT.ckpt.npz``) holds the sampler state of every chain (its pytree leaves,
+bit-exact), the draws and statistics stored so far, the position in the run, the package version
+and a fingerprint of everything that determines the draws (sampler config, model, network spec,
+data).  It is written to a temporary file in the same folder and renamed, so a kill at any moment
+leaves either the previous checkpoint or the new one, never half of one.
+
+Reading is strict: a file that is not a checkpoint, a truncated or corrupt one, one written by
+another package version or for another config or data set is an :class:`~bayes_attn.InputError`
+with one line, and the file is left as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from .._errors import InputError
+from .._version import __version__
+
+#: run-only settings that do not change the draws
+_NOT_IN_FINGERPRINT = ("progress_bar", "checkpoint_every", "chain_method")
+
+
+def fingerprint(cfg, spec, model, arrays) -> str:
+    """Hash of everything that determines the draws (config, model, network spec, data arrays)."""
+    h = hashlib.sha256()
+    fields = {k: v for k, v in vars(cfg).items() if k not in _NOT_IN_FINGERPRINT}
+    h.update(json.dumps(fields, sort_keys=True, default=str).encode())
+    h.update(repr(spec).encode())
+    h.update(repr(model).encode())
+    for a in arrays:
+        if a is not None:
+            h.update(np.ascontiguousarray(np.asarray(a)).tobytes())
+    return h.hexdigest()
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"checkpoint: cannot write {str(path)!r} ({exc.strerror or type(exc).__name__})") from None
+
+
+def save(path, meta: dict, carry, post: dict, stats: dict) -> None:
+    """Write a checkpoint atomically (see module docstring)."""
+    leaves = jax.tree_util.tree_leaves(carry)
+    arrays = {f"carry_{i}": np.asarray(x) for i, x in enumerate(leaves)}
+    arrays.update({f"post__{k}": v for k, v in post.items()})
+    arrays.update({f"stat__{k}": v for k, v in stats.items()})
+    meta = {**meta, "package_version": __version__, "n_leaves": len(leaves)}
+    buf = io.BytesIO()
+    np.savez(buf, meta=np.array(json.dumps(meta)), **arrays)
+    atomic_write_bytes(Path(path), buf.getvalue())
+
+
+def load(path, carry_like, fp: str):
+    """``(meta, carry, post, stats)`` of a checkpoint written for fingerprint ``fp`` (else :class:`InputError`)."""
+    p = Path(path)
+    name = str(p)
+    try:
+        with np.load(p, allow_pickle=False) as f:
+            files = set(f.files)
+            if "meta" not in files:
+                raise InputError(f"resume: {name!r} is not a bayes-attn checkpoint (no metadata)")
+            meta = json.loads(str(f["meta"]))
+            if meta.get("package_version") != __version__:
+                raise InputError(f"resume: checkpoint {name!r} was written by bayes_attn "
+                                 f"{meta.get('package_version')}, this is {__version__}; start the run afresh")
+            if meta.get("fingerprint") != fp:
+                raise InputError(f"resume: checkpoint {name!r} was written by a different config, network or data set")
+            treedef = jax.tree_util.tree_structure(carry_like)
+            if meta.get("n_leaves") != treedef.num_leaves:
+                raise InputError(f"resume: checkpoint {name!r} does not match this sampler's state")
+            leaves = [f[f"carry_{i}"] for i in range(treedef.num_leaves)]
+            for got, want in zip(leaves, jax.tree_util.tree_leaves(carry_like)):
+                if got.shape != want.shape:
+                    raise InputError(f"resume: checkpoint {name!r} does not match this sampler's state")
+            carry = jax.tree_util.tree_unflatten(treedef, leaves)
+            post = {k[6:]: f[k] for k in files if k.startswith("post__")}
+            stats = {k[6:]: f[k] for k in files if k.startswith("stat__")}
+    except InputError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+        raise InputError(f"resume: cannot read checkpoint {name!r} ({type(exc).__name__}); it is truncated or "
+                         "corrupt: delete it to start afresh") from None
+    return meta, carry, post, stats
+
+
+__all__ = ["fingerprint", "save", "load", "atomic_write_bytes"]

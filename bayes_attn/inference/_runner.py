@@ -1,0 +1,199 @@
+"""The chain runner: every sampler's :class:`~bayes_attn.inference.samplers.Program`, chunked,
+checkpointed, resumable, with a progress bar.
+
+Named parts:
+
+* :func:`chain_keys`: one key per chain from the seed; iteration ``t`` of a chain (warm-up
+  ``0..W-1``, then the sampling iterations ``W, W+1, ...``) uses ``fold_in(chain_key, t)``, so the
+  draws never depend on how the run was chunked;
+* :func:`compiled`: the compiled chunk programs, cached by (sampler, model, settings, chunk length):
+  the model's data, widths, temperature and seed are traced arguments, so every run with the same
+  shapes reuses them (a sweep compiles once per shape and worker);
+* :class:`Schedule`: warm-up, discarded and kept iterations and the chunk grid;
+* :mod:`._checkpoint`: checkpoint I/O; :func:`run_chains`: the loop that ties them together,
+  with the progress bar and the optional stop after ``stop_after_chunks`` chunks.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm.auto import tqdm
+
+from . import _checkpoint
+from ._devices import chain_method as _chain_method
+from .samplers import SAMPLERS
+
+
+class SamplingInterrupted(RuntimeError):
+    """Raised when a run stops early on request; the checkpoint holds its progress."""
+
+
+_REDUCE = {"sum": lambda x: x.sum(axis=0), "any": lambda x: x.any(axis=0), "last": lambda x: x[-1]}
+
+
+class Schedule(NamedTuple):
+    """Iterations of a run: ``warmup``, then ``skip = draws % thin`` discarded, then ``n_keep`` blocks of
+    ``thin`` iterations (the last of each kept); chunks of ``per_chunk`` kept draws (warm-up chunks:
+    ``per_chunk * thin`` iterations)."""
+
+    warmup: int
+    skip: int
+    n_keep: int
+    thin: int
+    per_chunk: int
+
+    @classmethod
+    def from_config(cls, cfg) -> "Schedule":
+        return cls(cfg.warmup, cfg.draws % cfg.thinning, cfg.draws // cfg.thinning, cfg.thinning, cfg.checkpoint_every)
+
+    @property
+    def total(self) -> int:
+        return self.warmup + self.skip + self.n_keep * self.thin
+
+
+def chain_keys(seed: int, chains: int):
+    """``(per-chain keys, end-of-warm-up keys)``: ``split(PRNGKey(seed), chains)`` as NumPyro's ``MCMC``
+    does (a chain's start uses its key itself, iteration ``t`` uses ``fold_in(key, t)``, the end of
+    warm-up ``fold_in(key, 2^31 - 2)``)."""
+    keys = jax.random.split(jax.random.PRNGKey(seed), chains)
+    return keys, jax.vmap(lambda k: jax.random.fold_in(k, 2**31 - 2))(keys)
+
+
+@functools.lru_cache(maxsize=None)
+def _program(sampler: str, model, settings):
+    return SAMPLERS[sampler].program(model, settings)
+
+
+def _mapped(fn, method: str, n_batched: int, n_shared: int):
+    axes = (0,) * n_batched + (None,) * n_shared
+    if method == "parallel":
+        return jax.pmap(fn, in_axes=axes)
+    if method == "sequential":
+        def seq(*a):
+            batched, shared = a[:n_batched], a[n_batched:]
+            return jax.lax.map(lambda b: fn(*b, *shared), batched)
+        return jax.jit(seq)
+    return jax.jit(jax.vmap(fn, in_axes=axes))
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(sampler: str, model, settings, store_weights: bool, method: str, part: str, n: int = 0, thin: int = 1):
+    """The mapped, compiled chunk function ``part`` of a sampler's program (cached; see module docstring).
+
+    * ``"init"``: ``(keys, positions, args, inverse_mass_matrix) -> carry``;
+    * ``"warmup"``: ``n`` warm-up iterations, ``(carry, keys, t0, args) -> carry``;
+    * ``"end"``: ``(carry, keys, args) -> carry``;
+    * ``"skip"``: ``n`` sampling iterations, nothing stored;
+    * ``"draw"``: ``n`` kept draws of ``thin`` iterations, ``(carry, keys, t0, args) -> (carry, (derived, stats))``.
+    """
+    prog = _program(sampler, model, settings)
+    if part == "init":
+        return _mapped(lambda key, pos, args, imm: prog.init(key, args, pos, imm), method, 2, 2)
+    if part == "end":
+        return _mapped(lambda c, key, args: prog.end_warmup(key, c, args), method, 2, 1)
+    if part in ("warmup", "skip"):
+        step = prog.warmup_step if part == "warmup" else (lambda k, c, a: prog.sample_step(k, c, a)[0])
+
+        def run(carry, key, t0, args):
+            def body(c, i):
+                return step(jax.random.fold_in(key, t0 + i), c, args), None
+            return jax.lax.scan(body, carry, jnp.arange(n))[0]
+        return _mapped(run, method, 2, 2)
+
+    def draw(carry, key, t0, args):
+        def inner(c, i):
+            return prog.sample_step(jax.random.fold_in(key, t0 + i), c, args)
+
+        def outer(c, j):
+            c, st = jax.lax.scan(inner, c, j * thin + jnp.arange(thin))
+            st = {k: _REDUCE[prog.reduce.get(k, "last")](v) for k, v in st.items()}
+            return c, (dict(model.derived(prog.position(c, args), args, store_weights)), st)
+        return jax.lax.scan(outer, carry, jnp.arange(n))
+    return _mapped(draw, method, 2, 2)
+
+
+def _append(store: dict, new: dict) -> None:
+    for k, v in new.items():
+        v = np.asarray(v)
+        store[k] = np.concatenate([store[k], v], axis=1) if k in store else v
+
+
+def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=None, inverse_mass_matrix=None,
+               checkpoint=None, resume: bool = False, stop_after_chunks: int | None = None):
+    """Run ``cfg.chains`` chains; return ``(posterior, sample_stats)`` dicts of ``(chain, draw, ...)`` arrays.
+
+    ``positions``: per-chain starting sites (leading chain axis) or ``None`` (the sampler's default);
+    ``checkpoint``: file written after every chunk; with ``resume`` the run continues from it (the
+    same draws as an uninterrupted run).  ``stop_after_chunks``: raise :class:`SamplingInterrupted`
+    after that many chunks (time-sliced runs, tests).
+    """
+    method = _chain_method(cfg.chains, cfg.chain_method)
+    sch = Schedule.from_config(cfg)
+    part = functools.partial(compiled, sampler, model, settings, cfg.store_weights, method)
+    keys, end_keys = chain_keys(cfg.seed, cfg.chains)
+    imm = None if inverse_mass_matrix is None else jnp.asarray(inverse_mass_matrix)
+    ck = Path(checkpoint) if checkpoint is not None else None
+    done = {"warm": 0, "ended": False, "skipped": 0, "kept": 0}
+    post, stats = {}, {}
+    if resume and ck is not None and ck.is_file():
+        like = jax.eval_shape(part("init"), keys, positions, args, imm)
+        meta, carry, post, stats = _checkpoint.load(ck, like, fp)
+        done = {k: meta[k] for k in done}
+    else:
+        carry = part("init")(keys, positions, args, imm)
+
+    bar = tqdm(total=sch.total, initial=done["warm"] + done["skipped"] + done["kept"] * sch.thin,
+               disable=not cfg.progress_bar, dynamic_ncols=True,
+               desc=f"{sampler} {'warmup' if done['warm'] < sch.warmup else 'sample'}")
+    chunks = 0
+
+    def after_chunk():
+        nonlocal chunks
+        if ck is not None:
+            _checkpoint.save(ck, {"fingerprint": fp, **done}, carry, post, stats)
+        chunks += 1
+        if stop_after_chunks is not None and chunks >= stop_after_chunks and done["kept"] < sch.n_keep:
+            bar.close()
+            raise SamplingInterrupted(f"stopped after {chunks} chunk(s); resume from {ck}")
+
+    try:
+        while done["warm"] < sch.warmup:
+            n = min(sch.per_chunk * sch.thin, sch.warmup - done["warm"])
+            carry = part("warmup", n)(carry, keys, done["warm"], args)
+            done["warm"] += n
+            if done["warm"] == sch.warmup:
+                carry, done["ended"] = part("end")(carry, end_keys, args), True
+                bar.set_description(f"{sampler} sample")
+            bar.update(n)
+            after_chunk()
+        if not done["ended"]:  # no warm-up at all
+            carry, done["ended"] = part("end")(carry, end_keys, args), True
+        t_sample = sch.warmup
+        if done["skipped"] < sch.skip:
+            carry = part("skip", sch.skip)(carry, keys, t_sample, args)
+            done["skipped"] = sch.skip
+            bar.update(sch.skip)
+            after_chunk()
+        t_sample += sch.skip
+        while done["kept"] < sch.n_keep:
+            n = min(sch.per_chunk, sch.n_keep - done["kept"])
+            carry, (d, st) = part("draw", n, sch.thin)(carry, keys, t_sample + done["kept"] * sch.thin, args)
+            _append(post, d)
+            _append(stats, st)
+            done["kept"] += n
+            bar.update(n * sch.thin)
+            if "acceptance_rate" in stats:
+                bar.set_postfix(accept=f"{stats['acceptance_rate'].mean():.2f}")
+            after_chunk()
+    finally:
+        bar.close()
+    return post, stats
+
+
+__all__ = ["run_chains", "compiled", "chain_keys", "Schedule", "SamplingInterrupted"]

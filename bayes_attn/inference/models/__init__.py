@@ -1,0 +1,50 @@
+"""What is sampled (``[model] kind``): weights, the collapsed weights, or the order parameters.
+
+:func:`build_model` turns a task and a network spec into a static :class:`Model` (hashable: a
+static argument of compiled samplers) and traced :class:`ModelArgs`.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ..._errors import InputError
+from ...network import NetworkSpec, path_kernels
+from ...theory import check_widths
+from ._base import Model, ModelArgs
+from ._order_parameters import OrderParameterModel, TheoryStart, theory_start
+from ._weights import CollapsedModel, WeightsModel, weight_shapes, weights_from_latent
+
+
+def build_model(task, spec: NetworkSpec, kind: str, *, fixed: dict | None = None, data: bool = True,
+                path_inputs: bool = False):
+    """``(model, args)`` for ``kind`` in ``"weights" | "collapsed" | "order_parameters"``.
+
+    ``fixed``: values of standard-normal weight sites held fixed (conditioned on) instead of
+    sampled; with every site but ``z_a`` fixed the full model is Bayesian linear regression.
+    ``data = False`` (order parameters only): the prior chain alone.  ``path_inputs``: also pass
+    the path-propagated inputs ``x^pi`` (always for ``"weights"``; the Gibbs sweep needs them on
+    ``"collapsed"`` too).
+    """
+    spec.check_inputs(task.n0, task.heads)
+    kernels = path_kernels(task.phi("train", spec), task.phi("test", spec))
+    y = jnp.asarray(task.y_train)
+    if kind == "order_parameters":
+        check_widths(spec)
+        model = OrderParameterModel(spec.heads, data=data)
+        return model, ModelArgs(spec.hyper(), kernels, y)
+    cls = WeightsModel if kind == "weights" else CollapsedModel
+    model = cls(spec.heads, n0=spec.n0, widths=spec.widths)
+    if fixed:
+        shapes = model.site_shapes()
+        fixed = {k: jnp.asarray(v) for k, v in fixed.items()}
+        for k, v in fixed.items():
+            if k not in shapes or tuple(v.shape) != shapes[k]:
+                raise InputError(f"fixed.{k}: not a site of this model or wrong shape {tuple(v.shape)}")
+    xpi = (task.path_inputs("train", spec.readout), task.path_inputs("test", spec.readout)) \
+        if kind == "weights" or path_inputs else (None, None)
+    return model, ModelArgs(spec.hyper(), kernels, y, *xpi, fixed=fixed or None)
+
+
+__all__ = ["Model", "ModelArgs", "WeightsModel", "CollapsedModel", "OrderParameterModel", "TheoryStart",
+           "build_model", "theory_start", "weight_shapes", "weights_from_latent"]

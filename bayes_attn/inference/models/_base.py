@@ -1,0 +1,65 @@
+"""What every model shares: the traced arguments and the static description.
+
+A model is split in two so that one compiled sampler serves many runs:
+
+* a **static**, hashable description (:class:`Model` subclasses: heads, and the widths only where
+  they set array shapes), used as a static argument of compiled functions;
+* the **traced** :class:`ModelArgs`: widths/variances/temperature (:class:`~bayes_attn.network.Hyper`),
+  path kernels, labels and, for the full weights, the path-propagated inputs.
+
+``model.log_density(z, args)`` is NumPyro's own log joint of ``model.numpyro_model(args)``
+(:func:`numpyro.infer.util.potential_energy`), so NUTS, MALA and ULA all sample the NumPyro model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from numpyro.infer.util import potential_energy
+
+from ...network import Hyper, PathKernels
+
+
+class ModelArgs(NamedTuple):
+    """Traced inputs of a model (a JAX pytree): ``None`` entries are absent for that model."""
+
+    hyper: Hyper
+    kernels: PathKernels
+    y: jnp.ndarray
+    xpi_train: jnp.ndarray | None = None
+    xpi_test: jnp.ndarray | None = None
+    fixed: dict | None = None
+
+
+@dataclass(frozen=True)
+class Model:
+    """Static part of a model; subclasses define the NumPyro model, the sites and the stored quantities."""
+
+    heads: tuple[int, ...]
+
+    kind = "model"
+
+    def site_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Latent sites in the order the NumPyro model samples them (NumPyro's init draws follow it)."""
+        raise NotImplementedError
+
+    def numpyro_model(self, args: ModelArgs) -> None:
+        raise NotImplementedError
+
+    def derived(self, z: dict, args: ModelArgs, store_weights: bool = False) -> dict:
+        """Quantities stored per draw (symmetry-invariant, docs/theory.md §3, §7)."""
+        raise NotImplementedError
+
+    def free_sites(self, args: ModelArgs) -> dict[str, tuple[int, ...]]:
+        """The sampled sites: :meth:`site_shapes` minus the ``args.fixed`` ones."""
+        fixed = args.fixed or {}
+        return {k: s for k, s in self.site_shapes().items() if k not in fixed}
+
+    def log_density(self, z: dict, args: ModelArgs):
+        """``ln p(z, y)`` of the NumPyro model (up to its constants): ``-potential_energy``."""
+        return -potential_energy(self.numpyro_model, (args,), {}, z)
+
+
+__all__ = ["Model", "ModelArgs"]
