@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bayes_attn.network import gp_predict_U
 from bayes_attn.tasks import markov_sequences, markov_task, with_test_set
 from bayes_attn.theory import gp_order_parameters
+from bayes_attn.theory import predict as theory_predict
 
 FIG_DIR = Path(os.environ.get("FIG_DIR", "docs/figures"))
 RUN_DIR = Path(os.environ.get("RUN_DIR", "runs"))
@@ -49,7 +49,7 @@ def gp_U(spec):
 
 def predict(task, spec, U):
     """Predictor mean, variance (theory.md §4.2) and accuracy of the sign of the mean on ``task``'s test set."""
-    m, v = gp_predict_U(task.phi("train", spec), task.phi("test", spec), task.y_train, U, spec.temperature)
+    m, v = theory_predict(U, task.phi("train", spec), task.phi("test", spec), task.y_train, spec.temperature)
     m, v = np.asarray(m), np.asarray(v)
     return m, v, float(np.mean(np.sign(m) == task.y_test))
 

@@ -75,7 +75,7 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
     from _common import FIG_DIR, RUN_DIR, gp_U, markov_seeds, markov_sets, mse, predict, save_json, savefig, \
         select, solve_theory
     from bayes_attn.diagnostics import summarize
-    from bayes_attn.diagnostics._report_plots import accuracy_vs_width
+    from bayes_attn.diagnostics._plots import accuracy_vs_width
     from bayes_attn.inference import SamplerConfig, predictor_statistics, read_run, sample, write_run
 
     out = RUN_DIR / (f"markov{args.paths}" + (f"_seed{k}" if k else ""))
@@ -186,7 +186,7 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
         Ns = list(sampled)
         pts = {"sampled (wishart, sd over chains)": (np.array(Ns), np.array([sampled[n]["chain_acc_mean"] for n in Ns]),
                                                      np.array([sampled[n]["chain_acc_sd"] for n in Ns]))}
-    fig = accuracy_vs_width(W, th_sel, pts, {name: v["test_accuracy"] for name, v in gp.items()},
+    fig = accuracy_vs_width({"theory": (W, th_sel)}, pts, {name: v["test_accuracy"] for name, v in gp.items()},
                             title=f"hidden-Markov, {args.paths} paths, P={args.P}, T chosen on validation"
                                   + (f", replicate {k}" if k else ""))
     ax = fig.axes[0]

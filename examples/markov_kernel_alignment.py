@@ -33,7 +33,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     sizes = dict(P=20, n_test=8, n_val=8) if args.smoke else {}
     from _common import FIG_DIR, RUN_DIR, gp_U, load_json, markov_sets, save_json, savefig, solve_theory
-    from bayes_attn.network import renormalized_kernel
+    from bayes_attn.linalg import kernel_matrix
 
     task, _ = markov_sets(args.paths, **sizes)
     res = load_json(RUN_DIR / f"markov{args.paths}" / "results.json", {})
@@ -42,8 +42,8 @@ def main(argv=None):
     phi = task.phi("train", spec)
     y = task.y_train
     args.top = min(args.top, task.n_train)
-    a_gp = alignment(renormalized_kernel(phi, phi, gp_U(spec)), y, args.top)
-    a_u = alignment(renormalized_kernel(phi, phi, solve_theory(spec, task).U), y, args.top)
+    a_gp = alignment(kernel_matrix(phi, phi, gp_U(spec)), y, args.top)
+    a_u = alignment(kernel_matrix(phi, phi, solve_theory(spec, task).U), y, args.top)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
     k = np.arange(1, args.top + 1)
     ax1.bar(k - 0.2, a_gp, 0.4, label="K_GP")

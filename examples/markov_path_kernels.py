@@ -32,7 +32,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     sizes = dict(P=20, n_test=8, n_val=8) if args.smoke else {}
     from _common import FIG_DIR, RUN_DIR, gp_U, load_json, markov_sets, save_json, savefig, short_labels, solve_theory
-    from bayes_attn.network import path_kernel_blocks, renormalized_kernel
+    from bayes_attn.linalg import kernel_matrix
+    from bayes_attn.network import path_kernel_matrix
 
     task, _ = markov_sets(4, **sizes)
     res = load_json(RUN_DIR / "markov4" / "results.json", {})
@@ -43,12 +44,11 @@ def main(argv=None):
     idx = np.r_[0:b, task.n_train - b:task.n_train]
     y = task.y_train[idx]
     ph = phi[idx]
-    n_pi = phi.shape[2]
-    B = np.asarray(path_kernel_blocks(ph, ph)) * n_pi  # C_{pi pi'} (theory.md §4.1)
+    B = np.asarray(path_kernel_matrix(ph, ph))  # C_{pi pi'} (docs/theory.md eq. (4.1a))
     U = solve_theory(spec, task).U
     panels = {f"C {lab}": B[p, p] for p, lab in enumerate(short_labels(task))}
-    panels["K_GP"] = np.asarray(renormalized_kernel(ph, ph, gp_U(spec)))
-    panels[f"K_U* (N={args.width})"] = np.asarray(renormalized_kernel(ph, ph, U))
+    panels["K_GP"] = np.asarray(kernel_matrix(ph, ph, gp_U(spec)))
+    panels[f"K_U* (N={args.width})"] = np.asarray(kernel_matrix(ph, ph, U))
     order = ["C g", "C d", "C a1", "C a2", "K_GP", f"K_U* (N={args.width})"]
     fig, axes = plt.subplots(2, 3, figsize=(10, 6.6))
     out = {"T": T, "width": args.width, "class_contrast": {}}

@@ -14,7 +14,7 @@ import sys
 from .._errors import InputError
 
 #: subcommand modules, in help order
-COMMANDS = ["sample", "diagnose", "report", "potts", "theory", "compare"]
+COMMANDS = ["sample", "diagnose", "report", "potts", "theory", "compare", "sweep", "evidence", "fit_attention"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from .._cache import enable_compilation_cache
+
+    enable_compilation_cache()  # a second call of the same command does not compile again (bayes_attn._cache)
     try:
         return int(args.func(args) or 0)
     except InputError as exc:

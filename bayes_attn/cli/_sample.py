@@ -1,31 +1,35 @@
-"""``bayes-attn sample CONFIG.toml --out RUN.nc``: sample a posterior, write a DataTree."""
+"""``bayes-attn sample CONFIG.toml --out RUN.nc [--resume]``: sample a posterior, write a DataTree.
+
+Every run checkpoints to ``RUN.nc.ckpt.npz`` after each chunk (``[sampler] checkpoint_every``
+stored draws); after a kill, the same command with ``--resume`` continues from it and writes the
+draws an uninterrupted run would have written.  ``RUN.nc`` is written atomically, then the
+checkpoint is removed.
+"""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 
 def register(sub) -> None:
     p = sub.add_parser("sample", help="sample the posterior of a network (NetCDF DataTree out)")
-    p.add_argument("config", help="TOML run config ([data], [network], [sampler])")
+    p.add_argument("config", help="TOML run config ([data], [network], [model], [sampler])")
     p.add_argument("--out", required=True, help="output .nc file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--quiet", action="store_true", help="do not print the diagnostics summary")
     p.add_argument("--resume", action="store_true",
-                   help="continue an interrupted run from OUT.ckpt.npz (mala, ula, gibbs): same draws as an "
-                        "uninterrupted run with the same config")
+                   help="continue an interrupted run from OUT.ckpt.npz: the same draws as an uninterrupted run")
     p.set_defaults(func=run)
 
 
-def checkpoint_path(out) -> "Path":
-    """Checkpoint of the chunked samplers for the output file ``out``: ``OUT.ckpt.npz``."""
-    from pathlib import Path
-
+def checkpoint_path(out) -> Path:
+    """Checkpoint of a run written to ``out``: ``OUT.ckpt.npz``."""
     return Path(str(out) + ".ckpt.npz")
 
 
 def run(args) -> int:
-    from ._config import load_config
+    from ..inference import load_config
 
     cfg = load_config(args.config)
     # parallel chains need the host devices before any JAX computation
@@ -39,25 +43,19 @@ def run(args) -> int:
 
     task = cfg.task()
     spec = cfg.spec(task)
-    from pathlib import Path
-
-    from ..inference import RUNNERS
-
     sampler = replace(cfg.sampler, progress_bar=cfg.sampler.progress_bar and not args.no_progress)
-    chunked = getattr(RUNNERS.get(sampler.kind), "chunked", False)
-    ckpt = checkpoint_path(args.out) if chunked else None
-    if args.resume and chunked and not ckpt.is_file():
+    ckpt = checkpoint_path(args.out)
+    if args.resume and not ckpt.is_file():
         print(f"no checkpoint {ckpt}: starting from the beginning")
     try:
         dt = sample(task, spec, sampler, config_text=cfg.text, checkpoint=ckpt, resume=args.resume)
     except KeyboardInterrupt:
-        if ckpt is not None and Path(ckpt).is_file():
+        if ckpt.is_file():
             print(f"interrupted; resume with: bayes-attn sample {args.config} --out {args.out} --resume",
                   file=sys.stderr)
         raise
     write_run(dt, args.out)
-    if ckpt is not None:
-        ckpt.unlink(missing_ok=True)
+    ckpt.unlink(missing_ok=True)
     print(f"wrote {args.out} ({dt.attrs['wall_time_s']:.1f} s sampling)")
     if not args.quiet:
         print(format_report(summarize(dt, Thresholds(**cfg.diagnostics))))

@@ -65,26 +65,22 @@ def _options(raw: dict, task) -> dict:
 def run(args) -> int:
     import json
     import warnings
-    from pathlib import Path
 
-    from ..inference._output import package_versions
-    from ..theory import TheoryWarning
-    from ..theory._scan import scan, scan_ok
-    from ._config import load_config
+    from ..inference import package_versions, write_netcdf
+    from ..theory import TheoryWarning, scan, scan_ok
+    from ..inference import load_config
 
     cfg = load_config(args.config)
     task = cfg.task()
     opts = _options(cfg.raw, task)
-    specs = cfg.specs(task)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TheoryWarning)
-        ds = scan(task, specs, progress=not args.no_progress, **opts)
+        ds = scan(task, cfg.base_spec(task), cfg.widths, cfg.temperatures, progress=not args.no_progress, **opts)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     ds.attrs["config"] = cfg.text
     ds.attrs["package_versions"] = json.dumps(package_versions())
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    ds.to_netcdf(args.out, engine="h5netcdf")
+    write_netcdf(ds, args.out)
     ok = scan_ok(ds)
     n_bad = int(((ds["converged"] == 0) | (ds["hessian_pd"] == 0)).sum())
     print(f"wrote {args.out}: {ds.sizes['width']} widths x {ds.sizes['temperature']} temperatures, "

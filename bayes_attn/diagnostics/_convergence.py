@@ -46,7 +46,20 @@ class Report:
 
     @property
     def passed(self) -> bool:
+        """The verdict: every gate holds (the meaning of ``converged`` everywhere in the package)."""
         return not self.failures
+
+    @property
+    def max_rhat(self) -> float:
+        return float(np.nanmax(self.table["r_hat"].to_numpy(dtype=float)))
+
+    @property
+    def min_ess_bulk(self) -> float:
+        return float(np.nanmin(self.table["ess_bulk"].to_numpy(dtype=float)))
+
+    @property
+    def min_ess_tail(self) -> float:
+        return float(np.nanmin(self.table["ess_tail"].to_numpy(dtype=float)))
 
 
 def invariant_draws(dt: xr.DataTree) -> xr.Dataset:
@@ -69,7 +82,11 @@ def invariant_draws(dt: xr.DataTree) -> xr.Dataset:
 
 
 def summarize(dt: xr.DataTree, thresholds: Thresholds = Thresholds()) -> Report:
-    """R-hat, ESS bulk/tail and MCSE of the invariant quantities, divergences, E-BFMI, verdict."""
+    """R-hat, ESS bulk/tail and MCSE of the invariant quantities, divergences, E-BFMI, verdict.
+
+    The **one verdict function** of the package: ``bayes-attn diagnose``, ``compare``, the HTML
+    report and ``sweep`` all call it, so PASS / ``converged`` means the same everywhere.
+    """
     ds = invariant_draws(dt)
     table = az.summary(ds, kind="diagnostics")
     stats = dt["sample_stats"].ds if "sample_stats" in dt.children else xr.Dataset()

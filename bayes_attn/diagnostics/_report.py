@@ -16,15 +16,17 @@ is referenced, so the file opens offline.
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from .._errors import InputError
+from ..inference import predictor_statistics, read_run
+from ..theory import read_theory
+from ._compare import accuracy_error, chain_accuracies, match, predictor_mcse, run_attr, run_widths
 from ._convergence import Report, Thresholds, invariant_draws, summarize
-from ._report_plots import accuracy_vs_width, mean_scatter, png_base64, trace_rank_figure, u_heatmaps
+from ._plots import accuracy_vs_width, mean_scatter, png_base64, trace_rank_figure, u_heatmaps
 
 CSS = """
 body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}
@@ -42,8 +44,6 @@ img{max-width:100%;display:block;margin:0.5em 0}
 
 def load_runs(path) -> list[tuple[str, xr.DataTree]]:
     """One run file, or every run (``.nc`` with a posterior group) in a folder, sorted by width."""
-    from ..inference import read_run
-
     p = Path(path)
     if p.is_dir():
         runs = []
@@ -60,26 +60,12 @@ def load_runs(path) -> list[tuple[str, xr.DataTree]]:
 
 def load_theory(path) -> xr.Dataset:
     """A theory file written by ``bayes-attn theory`` (see :func:`bayes_attn.theory.read_theory`)."""
-    from ..theory import read_theory
-
     return read_theory(path)
 
 
-def _attr(dt, key, default=None):
-    v = dt.attrs.get(key, default)
-    if isinstance(v, str):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
-
-
 def _width(dt):
-    w = _attr(dt, "width")
-    if isinstance(w, (list, tuple)):
-        return int(w[0]) if len(set(w)) == 1 else None
-    return None if w is None else int(w)
+    w = run_widths(dt)
+    return None if w is None or len(set(w)) != 1 else w[0]
 
 
 def quantity_table(rep: Report) -> list[dict]:
@@ -147,39 +133,23 @@ def _img(b64: str, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
 
 
-def _theory_at(theory: xr.Dataset, width, temperature):
-    if theory is None or width is None or temperature is None:
-        return None
-    ds = theory
-    for dim, val in (("width", width), ("temperature", temperature)):
-        if dim in ds.dims:
-            vals = np.asarray(ds[dim].values, dtype=float)
-            hit = np.flatnonzero(np.isclose(vals, float(val), rtol=1e-9))
-            if hit.size == 0:
-                return None
-            ds = ds.isel({dim: int(hit[0])})
-    return ds
-
-
 def _theory_section(name, dt, theory) -> str:
-    from ..inference import predictor_statistics
-
-    th = _theory_at(theory, _width(dt), _attr(dt, "temperature"))
-    if th is None:
+    try:
+        i, j = match(theory, dt, name)
+    except InputError:
         return "<p>No theory entry at this run's width and temperature.</p>"
+    th = theory.isel(width=i, temperature=j)
     stats = predictor_statistics(dt)
     parts = []
     if "U" in th:
         labels = [str(v) for v in dt["posterior"].ds["U"]["path"].values]
-        fig = u_heatmaps({"theory U*": th["U"].values, "sampled <U>": stats["U"]}, labels)
+        fig = u_heatmaps([{"theory U*": th["U"].values, "sampled <U>": stats["U"]}], labels)
         parts.append(_img(png_base64(fig), f"U theory vs sampled ({name})"))
         gap = float(np.max(np.abs(th["U"].values - stats["U"])))
         parts.append(f"<p>max |U* - &lt;U&gt;| = {gap:.3g}</p>")
     if "predictor_mean" in th:
-        post = dt["posterior"].ds
-        f = post["f"].values  # (chain, draw, test)
-        err = f.reshape(-1, f.shape[-1]).std(axis=0) / np.sqrt(f.shape[0] * f.shape[1])
-        fig = mean_scatter(th["predictor_mean"].values, stats["mean"], err, title=name)
+        fig = mean_scatter({name: (th["predictor_mean"].values, stats["mean"], predictor_mcse(dt))},
+                           title=f"{name} (error bars: MCSE)")
         parts.append(_img(png_base64(fig), f"predictor mean theory vs sampled ({name})"))
         rel = np.linalg.norm(stats["mean"] - th["predictor_mean"].values) / np.linalg.norm(th["predictor_mean"].values)
         parts.append(f"<p>relative error of the predictor mean: {rel:.3g}; accuracy sampled "
@@ -188,34 +158,34 @@ def _theory_section(name, dt, theory) -> str:
     return "\n".join(parts)
 
 
-def _chain_accuracies(dt) -> np.ndarray:
-    post = dt["posterior"].ds
-    y = dt["constant_data"].ds["y_test"].values
-    return np.array([np.mean(np.sign(post["f"].values[c].mean(axis=0)) == y) for c in range(post.sizes["chain"])])
-
-
 def _scan_section(runs, theory) -> str:
+    """Accuracy vs width per temperature: theory curve, sampled points (accuracy of the pooled mean
+    predictor ± s.e. over chains, as in ``bayes-attn compare``), GP lines."""
     if theory is None or "accuracy" not in theory or "width" not in theory.dims:
         return ""
     points = {}
     for _, dt in runs:
-        N, T = _width(dt), _attr(dt, "temperature")
-        if N is None or "constant_data" not in dt.children:
+        N, T = _width(dt), run_attr(dt, "temperature")
+        if N is None or T is None or "constant_data" not in dt.children:
             continue
-        acc = _chain_accuracies(dt)
-        points.setdefault(T, []).append((N, float(np.mean(acc)), float(np.std(acc))))
+        acc = float(predictor_statistics(dt)["accuracy"])
+        points.setdefault(float(T), []).append((N, acc, accuracy_error(chain_accuracies(dt))))
     parts = ["<h2>Accuracy vs width</h2>"]
-    temps = theory["temperature"].values if "temperature" in theory.dims else [None]
-    for T in temps:
-        th = theory if T is None else theory.sel(temperature=T)
-        pts = points.get(float(T) if T is not None else None, [])
-        pts_dict = {"sampled (mean, sd over chains)": tuple(np.array(v) for v in zip(*pts))} if pts else None
+    for T in np.atleast_1d(theory["temperature"].values):
+        th = theory.sel(temperature=T)
+        pts = sorted(points.get(float(T), []))
+        pts_dict = {"sampled (± s.e. over chains)": tuple(np.array(v) for v in zip(*pts))} if pts else None
         lines = {}
         for var in th.data_vars:
-            if var.startswith("gp") and "accuracy" in var and th[var].ndim == 0:
-                lines[var] = float(th[var])
-        fig = accuracy_vs_width(th["width"].values, th["accuracy"].values, pts_dict, lines, title=f"T = {T}")
-        parts.append(_img(png_base64(fig), f"accuracy vs width T={T}"))
+            if var.startswith("gp") and "accuracy" in var:
+                da = th[var]
+                if da.ndim == 0:
+                    lines[var] = float(da)
+                elif da.dims == ("subset",):
+                    lines.update({f"GP {s}": float(da.sel(subset=s)) for s in da["subset"].values})
+        fig = accuracy_vs_width({"theory": (th["width"].values, th["accuracy"].values)}, pts_dict, lines,
+                                title=f"T = {float(T):g}")
+        parts.append(_img(png_base64(fig), f"accuracy vs width T={float(T):g}"))
     return "\n".join(parts)
 
 
@@ -251,15 +221,31 @@ def render_report(runs, theory: xr.Dataset | None = None, thresholds: Thresholds
             + CSS + "</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
+def render_sweep_report(path, title: str) -> str:
+    """The report of a sweep folder: overview table and theory-vs-sampled figures over the sweep axes."""
+    from ._sweep import read_sweep, sweep_report_html
+
+    body = sweep_report_html(read_sweep(path), title)
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + html.escape(title) + "</title><style>"
+            + CSS + "</style></head><body>\n<h1>" + html.escape(title) + "</h1>\n" + body + "\n</body></html>\n")
+
+
 def write_report(run_or_dir, out, theory=None, thresholds: Thresholds = Thresholds()) -> Path:
-    """Render the report of a run file or folder (and optional theory file) to ``out``."""
-    runs = load_runs(run_or_dir)
-    th = load_theory(theory) if theory is not None else None
-    text = render_report(runs, th, thresholds, title=f"bayes-attn report: {Path(run_or_dir).name}")
+    """Render the report of a run file, a folder of runs (with an optional theory file) or a sweep
+    folder (``bayes-attn sweep`` output) to ``out``."""
+    from ._sweep import is_sweep_dir
+
+    title = f"bayes-attn report: {Path(run_or_dir).name}"
+    if is_sweep_dir(run_or_dir):
+        text = render_sweep_report(run_or_dir, title)
+    else:
+        runs = load_runs(run_or_dir)
+        th = load_theory(theory) if theory is not None else None
+        text = render_report(runs, th, thresholds, title=title)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     return out
 
 
-__all__ = ["render_report", "write_report", "load_runs", "load_theory", "quantity_table"]
+__all__ = ["render_report", "render_sweep_report", "write_report", "load_runs", "load_theory", "quantity_table"]

@@ -1,0 +1,137 @@
+"""A sweep: an ordinary run config plus a ``[sweep]`` table whose keys are dotted config keys and whose
+values are lists; the grid of cells is their product.
+
+```toml
+[sweep]
+"network.width" = [10, 30, 100, 1000]
+"network.temperature" = [0.01, 0.1]
+"sampler.seed" = [0, 1, 2]
+"data.P" = [100, 200]          # any scalar key of [data] / [network] / [model] / [sampler]
+```
+
+Every cell is validated before anything runs (bad input: one line naming the key or value).  A
+cell's **hash** covers its whole resolved config (and the content of a ``[data] file``), so a cell
+file made from the same config is recognised and reused.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._errors import InputError, require
+
+#: tables whose scalar keys a sweep may vary
+SWEEPABLE = ("data", "network", "model", "sampler")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One grid point: its index along every axis, its values, readable name, config and hash."""
+
+    index: tuple[int, ...]
+    values: tuple
+    name: str
+    raw: dict = field(repr=False)
+    hash: str
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The axes (dotted key, short name, values) and the cells of a sweep config."""
+
+    keys: tuple[str, ...]
+    names: tuple[str, ...]
+    values: tuple[tuple, ...]
+    cells: tuple[Cell, ...]
+    base_dir: Path
+    text: str
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(len(v) for v in self.values)
+
+
+def _axis_names(keys) -> tuple[str, ...]:
+    """The last part of each key (``network.width`` -> ``width``), the full key with ``_`` on a clash."""
+    last = [k.split(".")[-1] for k in keys]
+    return tuple(n if last.count(n) == 1 else k.replace(".", "_") for n, k in zip(last, keys))
+
+
+def _format(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _digest_files(raw: dict, base_dir: Path) -> str:
+    data = raw.get("data", {})
+    if "file" in data:
+        p = base_dir / data["file"]
+        return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else ""
+    return ""
+
+
+def cell_hash(raw: dict, base_dir: Path) -> str:
+    """Hash of a cell's resolved config (tables that define the run) and of its data file's content."""
+    tables = {k: raw[k] for k in sorted(raw) if k != "sweep"}
+    h = hashlib.sha256(json.dumps(tables, sort_keys=True, default=str).encode())
+    h.update(_digest_files(raw, base_dir).encode())
+    return h.hexdigest()[:16]
+
+
+def _set(raw: dict, key: str, value) -> None:
+    table, name = key.split(".", 1)
+    raw.setdefault(table, {})[name] = value
+
+
+def build_sweep(raw: dict, base_dir=Path("."), text: str = "", validate=None) -> Sweep:
+    """The :class:`Sweep` of a parsed TOML dict; ``validate(cell_raw, label)`` checks each cell's config."""
+    require("sweep" in raw and isinstance(raw["sweep"], dict) and raw["sweep"], "sweep",
+            "missing or empty table [sweep] (dotted config keys -> lists of values)")
+    keys, values = [], []
+    for key, vals in raw["sweep"].items():
+        parts = key.split(".")
+        require(len(parts) == 2 and parts[0] in SWEEPABLE, f"sweep.{key}",
+                f"must be a dotted key of [{'] / ['.join(SWEEPABLE)}], e.g. \"network.width\"")
+        require(isinstance(vals, list), f"sweep.{key}", f"must be a list of values, got {vals!r}")
+        require(len(vals) >= 1, f"sweep.{key}", "is an empty list")
+        for v in vals:
+            require(isinstance(v, (int, float, str, bool)), f"sweep.{key}",
+                    f"takes scalar values only (one value per cell), got {v!r}")
+        require(len(set(map(repr, vals))) == len(vals), f"sweep.{key}", f"has repeated values {vals!r}")
+        keys.append(key)
+        values.append(tuple(vals))
+    names = _axis_names(keys)
+    base = {k: v for k, v in raw.items() if k != "sweep"}
+    cells = []
+    for index in itertools.product(*(range(len(v)) for v in values)):
+        cell_raw = copy.deepcopy(base)
+        vals = tuple(values[a][i] for a, i in enumerate(index))
+        for key, v in zip(keys, vals):
+            _set(cell_raw, key, v)
+        label = ", ".join(f"{k} = {v!r}" for k, v in zip(keys, vals))
+        if validate is not None:
+            validate(cell_raw, label)
+        name = "_".join(f"{n}{_format(v)}" for n, v in zip(names, vals))
+        cells.append(Cell(index, vals, name, cell_raw, cell_hash(cell_raw, Path(base_dir))))
+    return Sweep(tuple(keys), names, tuple(values), tuple(cells), Path(base_dir), text)
+
+
+def read_toml(path) -> tuple[dict, str]:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"config: cannot read {str(p)!r} (no such file)")
+    try:
+        text = p.read_text()
+        return tomllib.loads(text), text
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"config: cannot read {str(p)!r} ({type(exc).__name__})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"config: {str(p)!r} is not valid TOML ({exc})") from None
+
+
+__all__ = ["Cell", "Sweep", "build_sweep", "cell_hash", "read_toml", "SWEEPABLE"]

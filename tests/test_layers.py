@@ -1,0 +1,81 @@
+"""The package's layers import only downwards (README "Architecture"), anywhere in a module.
+
+linalg -> network -> {tasks, potts, gd} -> theory -> inference -> diagnostics -> sweep -> cli.
+An import of a higher layer (or of a sibling on the same level), even inside a function, fails.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "bayes_attn"
+#: layer of every subpackage; modules directly under bayes_attn (``_errors``, ``_io``, ...) are layer 0
+LAYERS = {"linalg": 1, "network": 2, "tasks": 3, "potts": 3, "gd": 3, "theory": 4, "inference": 5,
+          "diagnostics": 6, "sweep": 7, "cli": 8}
+
+
+def _package_of(module: Path) -> str | None:
+    rel = module.relative_to(ROOT).parts
+    return rel[0] if len(rel) > 1 else None
+
+
+def _imported_packages(module: Path):
+    """``(line, package)`` of every import of a ``bayes_attn`` subpackage in ``module``."""
+    tree = ast.parse(module.read_text())
+    own = module.relative_to(ROOT).parts[:-1]  # package path of the module
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(own[:len(own) - node.level + 1])
+                parts = base + (node.module.split(".") if node.module else [])
+                names = [parts] if parts else [[a.name] for a in node.names]
+                if not parts:  # "from .. import potts"
+                    names = [[a.name] for a in node.names]
+            elif node.module and node.module.split(".")[0] == "bayes_attn":
+                parts = node.module.split(".")[1:]
+                names = [parts] if parts else [[a.name] for a in node.names]
+            else:
+                continue
+            for p in names:
+                if p and p[0] in LAYERS:
+                    yield node.lineno, p[0]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                parts = a.name.split(".")
+                if parts[0] == "bayes_attn" and len(parts) > 1 and parts[1] in LAYERS:
+                    yield node.lineno, parts[1]
+
+
+MODULES = sorted(ROOT.rglob("*.py"))
+
+
+def test_every_subpackage_has_a_layer():
+    subpackages = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert subpackages <= set(LAYERS), subpackages - set(LAYERS)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_upward_or_sideways_import(module):
+    pkg = _package_of(module)
+    level = LAYERS.get(pkg, 0)
+    bad = [f"line {line}: imports {target} (layer {LAYERS[target]})" for line, target in _imported_packages(module)
+           if target != pkg and LAYERS[target] >= level]
+    assert not bad, f"{module.relative_to(ROOT)} (layer {level}): " + "; ".join(bad)
+
+
+def test_the_check_catches_an_upward_import(tmp_path):
+    """The scanner itself: an import of inference inside a theory function is found."""
+    fake = ROOT / "theory" / "_probe_for_test.py"
+    try:
+        fake.write_text("def f():\n    from ..inference import sample\n    return sample\n")
+        assert list(_imported_packages(fake)) == [(2, "inference")]
+    finally:
+        fake.unlink()
+
+
+def test_no_module_is_over_the_size_limit():
+    """README: no module over ~400 lines."""
+    big = [f"{m.relative_to(ROOT)}: {len(m.read_text().splitlines())}" for m in MODULES
+           if len(m.read_text().splitlines()) > 420]
+    assert not big, big

@@ -1,0 +1,207 @@
+"""`bayes-attn sweep` (bayes_attn.sweep): grid validation, idempotence, resume after a kill, added axis
+values, failed cells, Dask LocalCluster and an external scheduler + worker on the loopback."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+from conftest import random_task
+
+from bayes_attn.cli import main
+from bayes_attn.inference import read_run
+from bayes_attn.sweep import load_sweep
+from bayes_attn.tasks import save_bundle
+
+BASE = """
+[data]
+file = "b.npz"
+[network]
+width = 5
+temperature = 0.1
+[model]
+kind = "order_parameters"
+[sampler]
+kind = "nuts"
+chains = 2
+warmup = 10
+draws = 10
+checkpoint_every = 2
+seed = 0
+progress_bar = false
+"""
+XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
+def _setup(tmp_path, sweep: str, base: str = BASE):
+    save_bundle(random_task(P=6, Q=4, S=3, n0=3, heads=(2, 2), seed=3), tmp_path / "b.npz")
+    cfg = tmp_path / "sweep.toml"
+    cfg.write_text(base + "[sweep]\n" + sweep)
+    return cfg
+
+
+def _mtimes(out):
+    return {p.name: p.stat().st_mtime_ns for p in sorted((out / "cells").glob("*.nc"))}
+
+
+@pytest.mark.parametrize("sweep,field", [
+    ('"network.depth" = [1, 2]\n', "network.depth"),
+    ('"width" = [5, 6]\n', "sweep.width"),
+    ('"network.width" = 5\n', "sweep.network.width"),
+    ('"network.width" = []\n', "sweep.network.width"),
+    ('"network.width" = [[5, 6, 7]]\n', "sweep.network.width"),
+    ('"network.width" = [5, 0]\n', "network.width"),
+    ('"sampler.seed" = [0, -1]\n', "sampler.seed"),
+    ('"network.width" = [5, 3]\n', "N_1 >= p_1"),  # the order-parameter model needs N >= n_paths
+])
+def test_bad_sweeps_are_one_line_errors_and_touch_nothing(tmp_path, capsys, sweep, field):
+    cfg = _setup(tmp_path, sweep)
+    out = tmp_path / "out"
+    (out / "cells").mkdir(parents=True)
+    (out / "cells" / "keep.nc").write_bytes(b"finished earlier")
+    assert main(["sweep", str(cfg), "--out", str(out), "--workers", "0", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and field in err and err.count("\n") == 1
+    assert (out / "cells" / "keep.nc").read_bytes() == b"finished earlier"
+    assert not (out / "sweep.nc").exists()
+
+
+def test_unreachable_scheduler_and_unwritable_out(tmp_path, capsys):
+    cfg = _setup(tmp_path, '"network.width" = [5]\n')
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there
+    assert main(["sweep", str(cfg), "--out", str(tmp_path / "o"), "--scheduler", f"tcp://127.0.0.1:{port}",
+                 "--no-progress"]) == 2
+    assert "--scheduler: cannot reach" in capsys.readouterr().err
+    (tmp_path / "file").write_text("")
+    assert main(["sweep", str(cfg), "--out", str(tmp_path / "file" / "o"), "--workers", "0", "--no-progress"]) == 2
+    assert "out: cannot write" in capsys.readouterr().err
+
+
+def test_grid_names_and_hashes(tmp_path):
+    cfg = _setup(tmp_path, '"network.width" = [5, 8]\n"network.temperature" = [0.1, 0.2]\n"sampler.seed" = [0, 1]\n')
+    sw = load_sweep(cfg)
+    assert sw.names == ("width", "temperature", "seed") and sw.shape == (2, 2, 2)
+    names = [c.name for c in sw.cells]
+    assert names[0] == "width5_temperature0.1_seed0" and len(set(names)) == 8
+    assert len({c.hash for c in sw.cells}) == 8
+    again = load_sweep(cfg)
+    assert [c.hash for c in again.cells] == [c.hash for c in sw.cells]  # deterministic
+    assert sw.cells[-1].raw["network"]["width"] == 8 and sw.cells[-1].raw["sampler"]["seed"] == 1
+
+
+def test_sweep_is_idempotent_resumable_and_extensible(tmp_path):
+    """Run, re-run (nothing recomputed), kill a run in the middle (SIGKILL) and finish it, add values."""
+    cfg = _setup(tmp_path, '"network.width" = [5, 8]\n"sampler.seed" = [0, 1]\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(cfg), "--out", str(out), "--workers", "0", "--no-progress"]) == 0
+    ds = xr.open_dataset(out / "sweep.nc", engine="h5netcdf").load()
+    assert ds["acc_sampled"].dims == ("width", "seed") and list(ds["width"].values) == [5, 8]
+    for v in ("acc_sampled", "acc_theory", "acc_gp", "mean_rel_err", "U_rel_err", "max_rhat", "min_ess_bulk",
+              "divergences", "converged", "wall_s", "cell", "status", "error"):
+        assert v in ds, v
+    assert set(ds["status"].values.ravel()) == {"done"} and np.all(np.isfinite(ds["acc_theory"].values))
+    # a cell file is an ordinary run file that reopens anywhere, with its theory next to it
+    dt = read_run(out / "cells" / "width5_seed0.nc")
+    assert dt.attrs["cell_hash"] and dt["posterior"].ds.sizes["draw"] == 10
+    assert (out / "cells" / "width5_seed0.theory.nc").is_file()
+    before = _mtimes(out)
+    assert main(["sweep", str(cfg), "--out", str(out), "--workers", "0", "--no-progress"]) == 0
+    assert _mtimes(out) == before  # nothing recomputed or rewritten
+    ds2 = xr.open_dataset(out / "sweep.nc", engine="h5netcdf").load()
+    assert set(ds2["status"].values.ravel()) == {"reused"}
+    np.testing.assert_array_equal(ds2["acc_sampled"].values, ds["acc_sampled"].values)
+    # add an axis value: only the new cells are computed
+    cfg.write_text(cfg.read_text().replace('"network.width" = [5, 8]', '"network.width" = [5, 8, 11]'))
+    assert main(["sweep", str(cfg), "--out", str(out), "--workers", "0", "--no-progress"]) == 0
+    ds3 = xr.open_dataset(out / "sweep.nc", engine="h5netcdf").load()
+    assert list(ds3["status"].sel(width=11).values) == ["done", "done"]
+    assert set(ds3["status"].sel(width=[5, 8]).values.ravel()) == {"reused"}
+    assert {k: v for k, v in _mtimes(out).items() if k in before} == before
+    # SIGKILL a fresh sweep once its first cell is written, then finish it with the same command
+    out2 = tmp_path / "out2"
+    env = {**os.environ, "XLA_FLAGS": XLA_ONE_THREAD}
+    proc = subprocess.Popen([sys.executable, "-c", "from bayes_attn.cli import main; main()", "sweep", str(cfg),
+                             "--out", str(out2), "--workers", "0", "--no-progress"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.time()
+    while not list((out2 / "cells").glob("*.theory.nc")) and proc.poll() is None and time.time() - t0 < 600:
+        time.sleep(0.05)
+    while len(list((out2 / "cells").glob("*[0-9].nc"))) < 1 and proc.poll() is None and time.time() - t0 < 600:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the sweep finished before it could be killed"
+    done_before = _mtimes(out2)
+    assert 1 <= len([k for k in done_before if not k.endswith(".theory.nc")]) < 6
+    assert main(["sweep", str(cfg), "--out", str(out2), "--workers", "0", "--no-progress"]) == 0
+    ds4 = xr.open_dataset(out2 / "sweep.nc", engine="h5netcdf").load()
+    assert set(ds4["status"].values.ravel()) <= {"done", "reused"} and (ds4["status"] == "reused").sum() >= 1
+    assert {k: v for k, v in _mtimes(out2).items() if k in done_before} == done_before
+    # the same cells give the same draws however the sweep was run
+    for name in ("width5_seed0.nc", "width11_seed1.nc"):
+        np.testing.assert_array_equal(read_run(out / "cells" / name)["posterior"]["f"].values,
+                                      read_run(out2 / "cells" / name)["posterior"]["f"].values)
+
+
+def test_failed_cell_is_recorded_and_the_others_finish(tmp_path, capsys):
+    """An ill-posed cell (T -> 0 above capacity: the saddle point for init = "theory" does not converge)
+    fails with its error line; the other cell is computed; exit code 1 names the failed cell."""
+    base = BASE.replace('seed = 0\n', 'seed = 0\ninit = "theory"\n')
+    cfg = _setup(tmp_path, '"network.temperature" = [0.1, 1e-13]\n', base)
+    out = tmp_path / "out"
+    assert main(["sweep", str(cfg), "--out", str(out), "--workers", "0", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "failed: width5" not in err and "temperature1e-13" in err
+    ds = xr.open_dataset(out / "sweep.nc", engine="h5netcdf").load()
+    assert ds["status"].sel(temperature=0.1).item() == "done"
+    assert ds["status"].sel(temperature=1e-13).item() == "failed"
+    assert "saddle point did not converge" in ds["error"].sel(temperature=1e-13).item()
+
+
+def test_local_cluster_two_workers(tmp_path):
+    """The embedded Dask LocalCluster (2 spawned worker processes, one XLA thread each)."""
+    cfg = _setup(tmp_path, '"network.width" = [5, 8]\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(cfg), "--out", str(out), "--workers", "2", "--no-progress"]) == 0
+    ds = xr.open_dataset(out / "sweep.nc", engine="h5netcdf").load()
+    assert list(ds["status"].values) == ["done", "done"]
+    ref = tmp_path / "ref"
+    assert main(["sweep", str(cfg), "--out", str(ref), "--workers", "0", "--no-progress"]) == 0
+    np.testing.assert_allclose(read_run(out / "cells" / "width8.nc")["posterior"]["U"].values,
+                               read_run(ref / "cells" / "width8.nc")["posterior"]["U"].values, rtol=1e-10)
+
+
+def test_external_scheduler_and_worker_on_loopback(tmp_path):
+    """The cluster recipe of the README, on 127.0.0.1: `dask scheduler`, one `dask worker`, then
+    `bayes-attn sweep --scheduler tcp://127.0.0.1:PORT`."""
+    cfg = _setup(tmp_path, '"sampler.seed" = [0, 1]\n')
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "XLA_FLAGS": XLA_ONE_THREAD}
+    bindir = os.path.dirname(sys.executable)
+    sched = subprocess.Popen([os.path.join(bindir, "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                              "--no-dashboard"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen([os.path.join(bindir, "dask"), "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1",
+                               "--nworkers", "1", "--no-dashboard"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        out = tmp_path / "out"
+        assert main(["sweep", str(cfg), "--out", str(out), "--scheduler", f"tcp://127.0.0.1:{port}",
+                     "--no-progress"]) == 0
+        ds = xr.open_dataset(out / "sweep.nc", engine="h5netcdf").load()
+        assert list(ds["status"].values) == ["done", "done"]
+    finally:
+        for p in (worker, sched):
+            p.terminate()
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
