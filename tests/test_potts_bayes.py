@@ -35,8 +35,8 @@ def test_map_is_ridge_pl():
     assert max(float(jnp.abs(v).max()) for v in g_far.values()) > 1e-3
 
 
-@pytest.mark.xfail(strict=True, reason="measured: the pseudo-posterior's 90 % intervals under-cover at L = C = 3 "
-                   "(0.73 +- 0.06 over 4 data sets, omega = 1 and sandwich-adjusted alike; docs/potts_results.md)")
+@pytest.mark.xfail(strict=True, reason="measured: the pseudo-posterior's 90 % intervals under-cover at L = C = 3, "
+                   "omega = 1 and sandwich-adjusted alike (docs/potts_results.md section 4)")
 def test_calibration_L3_nominal_90_percent_covers_truth():
     """Calibration that can fail: on data from known couplings (L = C = 3, fields, exact samples),
     the nominal 90 % credible intervals of the gauged couplings at the magnitude-adjusted omega
