@@ -47,6 +47,9 @@ def main(argv=None):
     x, y = sets[args.eval_set]
     base, drops = gd.single_head_drops(params, x, y)
     rho, pval = gd.rank_correlation(params, scores, drops)
+    # the same raw scores normalised per layer (docs/evidence.md §6): ranks change only across layers
+    scores_layer = np.asarray(head_scores(U, heads, normalize="layer"))
+    rho_layer, pval_layer = gd.rank_correlation(params, scores_layer, drops)
     orders = gd.pruning_orders(params, scores, n_random=args.n_random, seed=0)
     curves = {k: gd.pruning_curve(params, x, y, orders[k]) for k in ("ascending", "descending")}
     rand = np.array([gd.pruning_curve(params, x, y, o) for o in orders["random"]])
@@ -90,11 +93,14 @@ def main(argv=None):
            "heads": [f"{l}-{h}" for l, h in heads_list],
            "scores": {f"{l}-{h}": float(scores[l][h]) for l, h in heads_list},
            "drops": {f"{l}-{h}": float(drops[(l, h)]) for l, h in heads_list},
-           "spearman_rho": rho, "spearman_p": pval, "ascending_order": [f"{l}-{h}" for l, h in asc],
+           "spearman_rho": rho, "spearman_p": pval,
+           "scores_per_layer": {f"{l}-{h}": float(scores_layer[l][h]) for l, h in heads_list},
+           "spearman_rho_per_layer": rho_layer, "spearman_p_per_layer": pval_layer, "ascending_order": [f"{l}-{h}" for l, h in asc],
            "curve_ascending": curves["ascending"].tolist(), "curve_descending": curves["descending"].tolist(),
            "curve_random_mean": m.tolist(), "curve_random_sd": s.tolist(), "U_corr_theory_gd": corr_U}
     save_json(out, FIG_DIR / "digits_head_pruning.json")
-    print({k: out[k] for k in ("full_accuracy", "spearman_rho", "spearman_p", "U_corr_theory_gd")})
+    print({k: out[k] for k in ("full_accuracy", "spearman_rho", "spearman_p", "spearman_rho_per_layer",
+                               "spearman_p_per_layer", "U_corr_theory_gd")})
 
 
 if __name__ == "__main__":
