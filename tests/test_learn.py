@@ -25,7 +25,7 @@ def test_phi_of_matches_task_phi():
 
 
 def test_fit_raises_evidence_and_keeps_best():
-    task = random_task(P=12, Q=5, S=3, n0=4, heads=(2, 2), seed=3)
+    task = random_task(P=12, Q=5, S=3, n0=4, heads=(2, 1), seed=3)
     spec = task.spec(width=8, temperature=0.1)
     res = fit_attention(task, spec, steps=8, lr=0.05, val=(task.x_test, task.y_test), eval_every=4)
     ev = [e["log_evidence"] for e in res.history]
@@ -45,7 +45,7 @@ def _bundle(tmp_path, task, extra="", width=6, name="b"):
 
 
 def test_cli_evidence_and_fit_attention(tmp_path, capsys):
-    task = random_task(P=10, Q=4, S=3, n0=4, heads=(2, 2), seed=2, style="qk")
+    task = random_task(P=10, Q=4, S=3, n0=4, heads=(2, 1), seed=2, style="qk")
     cfg = _bundle(tmp_path, task)
     ev = tmp_path / "ev.json"
     assert main(["evidence", str(cfg), "--exact", "--pairs", "200", "--out", str(ev), "--no-progress"]) == 0
@@ -60,6 +60,7 @@ def test_cli_evidence_and_fit_attention(tmp_path, capsys):
     assert len(s["log_evidence"]) == 4 and s["log_evidence"][-1] > s["log_evidence"][0]
     assert {"test_accuracy_initial", "test_accuracy_final", "settings"} <= set(s)
     assert s["settings"]["rank"] == [3, 3]
+    assert s["log_evidence"][0] == pytest.approx(d["log_evidence_saddle"], rel=1e-10)
     learned = load_bundle(out)
     assert [l.style for l in learned.layers] == ["qk", "qk"]
     # the bundle is a [data] file for the other commands: its evidence is the best recorded one
@@ -104,7 +105,7 @@ def test_cli_bad_input(tmp_path, capsys):
 def test_diverging_fit_keeps_best_bundle(tmp_path, capsys, monkeypatch):
     import bayes_attn.theory._learn as learn
 
-    task = random_task(P=8, Q=3, S=3, n0=4, heads=(2, 2), seed=2)
+    task = random_task(P=8, Q=3, S=3, n0=4, heads=(2, 1), seed=2)
     cfg = _bundle(tmp_path, task)
     real, calls = learn.saddle_attention_grad, []
 
