@@ -48,9 +48,11 @@ def enable_compilation_cache(path=None) -> Path | None:
     return folder
 
 
-#: XLA flags that keep one process on one CPU thread (several JAX processes on few cores fight over
-#: XLA's thread pools otherwise; stack.md)
-SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+#: XLA flag that keeps a process's Eigen matrix kernels on one CPU thread (several JAX processes on few
+#: cores fight over XLA's thread pools otherwise).  *(measured)* The TensorFlow-style token
+#: ``intra_op_parallelism_threads=1`` that is sometimes added is not an XLA flag: XLA stops parsing at it,
+#: so a ``--xla_force_host_platform_device_count`` placed after it was silently ignored (1 device, not 2).
+SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false"
 
 
 def limit_xla_threads() -> None:

@@ -1,9 +1,11 @@
 """Figure: accuracy of the mean predictor vs width on the hidden-Markov task (theory.md §9.1, item 1).
 
-Theory at every width, sampled networks (exact order-parameter posterior, ``kind="wishart"``,
-several chains; error bars = s.d. of the per-chain accuracies) at ``--sample-widths``, GP
-lines for all paths, the good path alone and good + denoising.  ``T`` per width is chosen
-on a validation set (examples/_common.py); the test-selected value is recorded too.
+Theory at every width, sampled networks (exact order-parameter posterior, ``model =
+"order_parameters"``, NUTS, several chains; error bars = s.e. of the per-chain accuracies) at
+``--sample-widths``, GP lines for all paths, the good path alone and good + denoising.  ``T`` per
+width is chosen on a validation set (examples/_common.py); the test-selected value is recorded too.
+The sampled widths run as a sweep (bayes_attn.sweep: widths x the selected temperatures, on
+``--workers`` Dask worker processes, resumable and idempotent) in ``$RUN_DIR/markov{paths}/sweep``.
 
     python examples/markov_accuracy_vs_width.py                # 4 paths
     python examples/markov_accuracy_vs_width.py --paths 2      # "noisier data", g + d
@@ -36,11 +38,14 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0, help="sampler seed")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="Dask worker processes of the sampling sweep (default: the number of cores; 0 = in process)")
     ap.add_argument("--data-seeds", type=int, nargs="+", default=[0],
                     help="data/head seed replicates (0 = the authors' seeds; see _common.markov_seeds)")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     ap.add_argument("--reuse", action="store_true",
-                    help="reuse $RUN_DIR/markov{paths}/theory.nc and run files already there (same widths/T grid)")
+                    help="reuse $RUN_DIR/markov{paths}/theory.nc (same widths/T grid); sampled cells are reused by "
+                         "the sweep whenever their config is unchanged")
     ap.add_argument("--config", help="TOML file whose [experiment] table sets these options (keys as above, "
                                      "'-' -> '_'); command-line options given explicitly still win")
     args = ap.parse_args(argv)
@@ -58,11 +63,8 @@ def main(argv=None):
     if args.smoke:
         args.P, args.widths, args.temps, args.sample_widths = 10, [10, 100], [0.01, 0.1], [10]
         args.chains, args.warmup, args.draws, n_test, n_val = 2, 30, 30, 8, 8
-        args.data_seeds = [0, 1]
+        args.data_seeds, args.workers = [0, 1], 0
 
-    from bayes_attn.inference import request_host_devices
-
-    request_host_devices(args.chains)
     results = {k: replicate(args, k, n_test, n_val) for k in args.data_seeds}
     if len(results) > 1:
         aggregate(args, results)
@@ -74,9 +76,11 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
 
     from _common import FIG_DIR, RUN_DIR, gp_U, markov_seeds, markov_sets, mse, predict, save_json, savefig, \
         select, solve_theory
-    from bayes_attn.diagnostics import summarize
+    from bayes_attn.diagnostics import accuracy_error, chain_accuracies, run_gaps, summarize
     from bayes_attn.diagnostics._plots import accuracy_vs_width
-    from bayes_attn.inference import SamplerConfig, predictor_statistics, read_run, sample, write_run
+    from bayes_attn.inference import read_run
+    from bayes_attn.sweep import build_sweep, cell_files, run_sweep
+    from bayes_attn.theory import read_theory
 
     out = RUN_DIR / (f"markov{args.paths}" + (f"_seed{k}" if k else ""))
     out.mkdir(parents=True, exist_ok=True)
@@ -148,44 +152,52 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
     if not reuse:
         ds.to_netcdf(out / "theory.nc", engine="h5netcdf")
 
-    # ---- sampling at the selected T ----------------------------------------------------------------
+    # ---- sampling at the selected T: one sweep (widths x selected temperatures) -----------------
     sampled = {}
-    for N in args.sample_widths:
-        i = W.index(N)
-        temp = T[sel[i]]
-        spec = task.spec(width=N, temperature=temp, readout="last")
-        cfg = SamplerConfig(kind="wishart", chains=args.chains, warmup=args.warmup, draws=args.draws,
-                            seed=args.seed, progress_bar=False)
+    if args.sample_widths:
+        temps = sorted({T[sel[W.index(N)]] for N in args.sample_widths})
+        raw = {"data": {"task": "markov", "P": args.P, "n_test": n_test, "paths": args.paths,
+                        **{key: (list(v) if isinstance(v, tuple) else v) for key, v in seeds.items() if key != "seed_val"}},
+               "network": {"width": args.sample_widths[0], "temperature": temps[0], "readout": "last"},
+               "model": {"kind": "order_parameters"},
+               "sampler": {"kind": "nuts", "chains": args.chains, "warmup": args.warmup, "draws": args.draws,
+                           "seed": args.seed, "progress_bar": False},
+               "sweep": {"network.width": list(args.sample_widths), "network.temperature": temps}}
+        if "noise" in task.meta and list(task.meta["noise"]) != [1.0, 1.0, 1.0]:
+            raw["data"]["noise"] = list(task.meta["noise"])
+        sweep = build_sweep(raw, out, text=f"# examples/markov_accuracy_vs_width.py, replicate {k}\n")
         ts = time.time()
-        run_file = out / f"N{N:05d}.nc"
-        dt = read_run(run_file) if args.reuse and run_file.is_file() else None
-        if dt is not None and abs(float(dt.attrs["temperature"]) - temp) > 1e-12:
-            dt = None
-        if dt is None:
-            dt = sample(task, spec, cfg, config_text=f"# examples/markov_accuracy_vs_width.py --paths {args.paths} "
-                        f"--data-seeds {k} ({seeds})\n"
-                        f"# wishart sampler, width {N}, T {temp} (validation-selected)\n")
-            write_run(dt, run_file)
-        st = predictor_statistics(dt)
-        rep = summarize(dt)
-        f = dt["posterior"].ds["f"].values
-        chain_acc = [float(np.mean(np.sign(f[c].mean(0)) == task.y_test)) for c in range(f.shape[0])]
-        rel = float(np.linalg.norm(st["mean"] - means[i, sel[i]]) / np.linalg.norm(means[i, sel[i]]))
-        sampled[N] = {"T": temp, "accuracy": st["accuracy"], "chain_acc_mean": float(np.mean(chain_acc)),
-                      "chain_acc_sd": float(np.std(chain_acc)), "theory_accuracy": float(acc[i, sel[i]]),
-                      "rel_err_mean": rel, "max_abs_U_gap": float(np.max(np.abs(st["U"] - Us[i, sel[i]]))),
-                      "rhat_max": float(rep.table["r_hat"].max()), "ess_bulk_min": float(rep.table["ess_bulk"].min()),
-                      "divergences": rep.divergences, "passed": rep.passed, "seconds": time.time() - ts}
-        print(f"sampled N={N} T={temp}: acc {100 * st['accuracy']:.1f}% (theory {100 * acc[i, sel[i]]:.1f}%), "
-              f"rel err of <f> {rel:.3f}, max R-hat {sampled[N]['rhat_max']:.4f} ({time.time() - ts:.0f} s)")
+        run_sweep(sweep, out / "sweep", workers=args.workers, progress=True)
+        print(f"sweep of {len(sweep.cells)} cells: {time.time() - ts:.0f} s")
+        for N in args.sample_widths:
+            i = W.index(N)
+            temp = T[sel[i]]
+            cell = next(c for c in sweep.cells if c.values == (N, temp))
+            run_file, theory_file, _ = cell_files(out / "sweep" / "cells", cell.name)
+            if not run_file.is_file():
+                print(f"sampled N={N} T={temp}: the sweep cell failed (see {out / 'sweep' / 'sweep.nc'})")
+                continue
+            dt, th = read_run(run_file), read_theory(theory_file)
+            g = run_gaps(th, dt, name=cell.name)
+            rep = summarize(dt)
+            acc_c = chain_accuracies(dt)
+            sampled[N] = {"T": temp, "accuracy": g["acc_sampled"], "chain_acc_mean": float(np.mean(acc_c)),
+                          "chain_acc_sd": float(np.std(acc_c)), "chain_acc_se": accuracy_error(acc_c),
+                          "theory_accuracy": float(acc[i, sel[i]]), "rel_err_mean": g["mean_rel_err"],
+                          "max_abs_U_gap": float(np.max(np.abs(g["_U_sampled"] - g["_U_theory"]))),
+                          "rhat_max": rep.max_rhat, "ess_bulk_min": rep.min_ess_bulk, "divergences": rep.divergences,
+                          "passed": rep.passed, "seconds": float(dt.attrs["wall_time_s"]), "cell": str(run_file)}
+            print(f"sampled N={N} T={temp}: acc {100 * g['acc_sampled']:.1f}% (theory {100 * acc[i, sel[i]]:.1f}%), "
+                  f"rel err of <f> {g['mean_rel_err']:.3f}, max R-hat {rep.max_rhat:.4f}, "
+                  f"{'PASS' if rep.passed else 'FAIL'}")
 
     # ---- figure + numbers ---------------------------------------------------------------------------
     th_sel = [acc[i, sel[i]] for i in range(len(W))]
     pts = None
     if sampled:
         Ns = list(sampled)
-        pts = {"sampled (wishart, sd over chains)": (np.array(Ns), np.array([sampled[n]["chain_acc_mean"] for n in Ns]),
-                                                     np.array([sampled[n]["chain_acc_sd"] for n in Ns]))}
+        pts = {"sampled (order parameters, ± s.e. over chains)": (
+            np.array(Ns), np.array([sampled[n]["accuracy"] for n in Ns]), np.array([sampled[n]["chain_acc_se"] for n in Ns]))}
     fig = accuracy_vs_width({"theory": (W, th_sel)}, pts, {name: v["test_accuracy"] for name, v in gp.items()},
                             title=f"hidden-Markov, {args.paths} paths, P={args.P}, T chosen on validation"
                                   + (f", replicate {k}" if k else ""))

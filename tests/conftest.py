@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 os.environ.setdefault("MPLBACKEND", "Agg")
-_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false"
 if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _ONE_THREAD).strip()
 if "xla_force_host_platform_device_count" not in os.environ["XLA_FLAGS"]:

@@ -186,7 +186,7 @@ def test_sigkill_then_cli_resume(tmp_path):
     cfg = str(tmp_path / "c.toml")
     out = tmp_path / "run.nc"
     ck = checkpoint_path(out)
-    env = {**os.environ, "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+    env = {**os.environ, "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"}
     proc = subprocess.Popen([sys.executable, "-c", "from bayes_attn.cli import main; main()", "sample", cfg,
                              "--out", str(out), "--quiet"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)

@@ -35,7 +35,7 @@ checkpoint_every = 2
 seed = 0
 progress_bar = false
 """
-XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false"
 
 
 def _setup(tmp_path, sweep: str, base: str = BASE):
@@ -151,10 +151,19 @@ def test_sweep_is_idempotent_resumable_and_extensible(tmp_path):
 
 
 def test_failed_cell_is_recorded_and_the_others_finish(tmp_path, capsys):
-    """An ill-posed cell (T -> 0 above capacity: the saddle point for init = "theory" does not converge)
-    fails with its error line; the other cell is computed; exit code 1 names the failed cell."""
+    """An ill-posed cell (one path, rank K = N0 < P and T -> 0: the saddle point that init = "theory"
+    needs does not converge) fails with its error line; the other cell is computed; exit code 1 names
+    the failed cell and nothing else."""
+    from bayes_attn.network import HeadLayer
+    from bayes_attn.tasks import Task
+
+    rng = np.random.default_rng(0)
+    P, n0 = 15, 6
+    task = Task(rng.standard_normal((P, 1, n0)), np.sign(rng.standard_normal(P)), rng.standard_normal((4, 1, n0)),
+                np.ones(4), (HeadLayer.w(rng.standard_normal((1, n0, n0))),))
     base = BASE.replace('seed = 0\n', 'seed = 0\ninit = "theory"\n')
     cfg = _setup(tmp_path, '"network.temperature" = [0.1, 1e-13]\n', base)
+    save_bundle(task, tmp_path / "b.npz")
     out = tmp_path / "out"
     assert main(["sweep", str(cfg), "--out", str(out), "--workers", "0", "--no-progress"]) == 1
     err = capsys.readouterr().err

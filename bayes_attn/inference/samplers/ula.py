@@ -10,8 +10,8 @@ The step is blackjax's (:func:`blackjax.mcmc.diffusions.overdamped_langevin`, th
 step).  The chain's stationary law is biased by ``O(h)``: for a Gaussian target with Hessian
 eigenvalue ``lambda`` the stationary variance along that eigenvector is
 ``1 / (lambda (1 - h lambda / 2))`` (exact; docs/samplers.md), so the step-size rule
-``h = ula_step_factor / lambda_max`` bounds the relative variance bias of the stiffest direction
-by ``c / (2 - c)``.  Warm-up is MALA with dual averaging (target 0.574), which reaches the typical
+``h = ula_step_factor / lambda_max`` (``lambda_max``: the largest |eigenvalue| of the potential's
+Hessian) bounds the relative variance bias of the stiffest direction by ``c / (2 - c)``.  Warm-up is MALA with dual averaging (target 0.574), which reaches the typical
 set without the risk of a diverging unadjusted chain; at its end ``h`` is set by the rule (Hessian
 at the chain's position, power iteration) and kept fixed.
 
