@@ -36,7 +36,7 @@ FULL = {"L": 20, "C": 20, "Ms": [1000, 3000, 10000, 30000], "seeds": [0, 1, 2],
                    "burn_sweeps": 500, "thin": 10, "tune_systems": 100, "tune_sweeps": 400, "n_val": 1000,
                    "n_test": 2000, "check_other": False},
         "lams": [1e-3, 1e-4, 1e-5], "plm_lam": 5e-4, "targets": [0.3, 0.7]}
-SMOKE = {"L": 5, "C": 3, "Ms": [100, 300], "seeds": [0, 1],
+SMOKE = {"L": 5, "C": 3, "Ms": [100, 300], "seeds": [0],
          "sample": {"rungs": 4, "beta_min": 0.3, "beta_max": 6.0, "tol_D": 0.05, "systems": 100,
                     "burn_sweeps": 40, "thin": 2, "tune_systems": 50, "tune_sweeps": 40, "n_val": 100,
                     "n_test": 100, "check_other": False},

@@ -14,6 +14,9 @@ def _atomic(path, write) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)          # mkstemp creates 0600; give the file the usual permissions
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

@@ -17,9 +17,15 @@ def render() -> str:
         sel = [r for r in rows if r["model"] == name]
         r0 = sel[0]
         if "seed" in r0:
-            opt = (f"AdamW, {res['transformer_budget']['steps']} steps max; stopped at "
+            drops = []
+            for r in sel:
+                h = r["history"]
+                q = [x for x in h if x[0] <= 0.75 * h[-1][0]]
+                drops.append(q[-1][2] - min(x[2] for x in h) if q else float("nan"))
+            opt = (f"AdamW, {res['transformer_budget']['steps']} steps max; ran "
                    + ", ".join(str(r["steps_run"]) for r in sel)
-                   + f" (early stop {sum(r['early_stopped'] for r in sel)}/{len(sel)})")
+                   + f"; early stop {sum(r['early_stopped'] for r in sel)}/{len(sel)}; val PL drop over the last "
+                   + "25 % of steps " + ", ".join(f"{x:.4f}" for x in drops))
         else:
             f = r0["fit"]
             opt = f"L-BFGS, {f['iterations']} it., {f['reason']}, grad {f['grad_norm']:.1e}"
@@ -29,5 +35,5 @@ def render() -> str:
                     f"{r0['corr_A_J']:.3f}" if "corr_A_J" in r0 else "-"])
     head = (f"M = {res['M']}, beta = {res['beta']:.4f}, D(train) = {res['D_train']:.3f}, "
             f"NLL* = {res['nll_star']:.5f} nats (uniform {res['uniform']:.3f}).\n\n")
-    return head + table(["model", "seeds", "params", "lambda", "optimiser", "test NLL", "gap (mean ± s.e.)",
+    return head + table(["model", "seeds", "stored params (masked diagonal incl.)", "lambda", "optimiser", "test NLL", "gap (mean ± s.e.)",
                          "eps_J", "corr_K", "corr(A_sym, J)"], out)
