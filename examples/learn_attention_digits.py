@@ -111,7 +111,8 @@ def main(argv=None):
     # head selection with the GD Q/K
     ph_tr, ph_te = task_gd.phi("train", spec), task_gd.phi("test", spec)
     t0 = time.time()
-    stages = evidence_head_selection(spec, ph_tr, task_gd.y_train, ph_te, y_te, progress=True)
+    stages = evidence_head_selection(spec, ph_tr, task_gd.y_train, ph_te, y_te, progress=True,
+                                     max_removals=1 if args.smoke else None)
     base, drops = gd.single_head_drops(params, x_te, y_te)
     hl = [(l, h) for l, H in enumerate(heads) for h in range(H)]
     with warnings.catch_warnings():

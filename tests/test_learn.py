@@ -122,3 +122,15 @@ def test_diverging_fit_keeps_best_bundle(tmp_path, capsys, monkeypatch):
     s = json.loads(out.with_suffix(".json").read_text())
     assert s["diverged"] and len(s["log_evidence"]) == 3 and s["best_step"] == int(np.argmax(s["log_evidence"][:2]))
     assert load_bundle(out).n_train == 8
+
+
+def test_fit_with_exact_evidence_and_fisher_gradient():
+    """``exact=True``: the recorded value is the exact evidence with its MCSE, the step follows Fisher's gradient."""
+    task = random_task(P=10, Q=4, S=3, n0=4, heads=(2, 1), seed=3)
+    spec = task.spec(width=20, temperature=0.1)
+    res = fit_attention(task, spec, steps=3, lr=0.05, exact=True, n_pairs=300)
+    h = res.history
+    assert len(h) == 4 and all(0 < e["log_evidence_mcse"] < 0.05 for e in h)
+    # exact and saddle values of the same attention differ by O(1/N) (docs/evidence.md §4)
+    assert all(abs(e["log_evidence"] - e["log_evidence_saddle"]) < 0.5 for e in h)
+    assert h[-1]["log_evidence"] > h[0]["log_evidence"] + 4 * (h[0]["log_evidence_mcse"] + h[-1]["log_evidence_mcse"])

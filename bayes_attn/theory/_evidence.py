@@ -47,7 +47,7 @@ from jax.scipy.special import gammaln
 from .. import linalg
 from ..linalg import energy_derivatives, kernel_data, pack_symmetric, symmetric_to_packed_matrix, tril_size, \
     unpack_symmetric
-from ._action import action, entropy
+from ._action import entropy
 from ._exact import OrderParameterLayout, check_widths, exact_log_density, wishart_log_normalizer
 from ._solver import Solution, solve
 

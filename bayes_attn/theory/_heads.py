@@ -80,13 +80,14 @@ def sub_network(spec, phi, keep):
     return spec.with_(heads=tuple(len(k) for k in keep)), subset_phi(phi, spec.heads, keep)
 
 
-def evidence_head_selection(spec, phi_train, y, phi_test=None, y_test=None, progress: bool = False) -> list[dict]:
+def evidence_head_selection(spec, phi_train, y, phi_test=None, y_test=None, progress: bool = False,
+                            max_removals: int | None = None) -> list[dict]:
     """Backward elimination by evidence (docs/evidence.md §6): repeatedly remove the head whose removal costs the
     least saddle-point log evidence (eq. (E1), saddle re-solved for every candidate sub-network).
 
     Returns one dict per stage (stage 0 = the full network): ``removed`` (all heads removed so far, original
     0-based ``(layer, head)``), ``log_evidence``, ``candidates`` (the evidence of every candidate removal) and,
-    with a test set, ``test_accuracy`` of the sub-network's theory predictor.
+    with a test set, ``test_accuracy`` of the sub-network's theory predictor.  ``max_removals`` stops early.
     """
     import warnings
 
@@ -112,6 +113,8 @@ def evidence_head_selection(spec, phi_train, y, phi_test=None, y_test=None, prog
     le, acc = evaluate(removed)
     stages = [{"removed": [], "log_evidence": le, "test_accuracy": acc, "candidates": {}}]
     total = sum(heads) - len(heads)
+    if max_removals is not None:
+        total = min(total, int(max_removals))
     for _ in range(total):
         cands = {}
         for l, H in enumerate(heads):
