@@ -42,7 +42,7 @@ def main(argv=None):
     P, n_test = (20, 20) if args.smoke else (100, 1000)
     if args.smoke:
         args.widths = [10]
-    task = markov_task(P, n_test, 4)
+    task = markov_task(P, n_test, "good+denoising" if args.smoke else 4)  # smoke: 2 heads, fewer compilations
     names = [f"L{l + 1}:{n}" for l, layer in enumerate(task.head_names) for n in layer]
     heads = [(l, h) for l, H in enumerate(task.heads) for h in range(H)]
     out = {"P": P, "T": args.temperature, "heads": names, "widths": {}}
