@@ -218,3 +218,59 @@ def test_importing_inference_leaves_the_jax_backend_alone():
     env = {k: v for k, v in __import__("os").environ.items() if k != "XLA_FLAGS"}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_compiled_once_per_shape():
+    """Width, temperature, seed and prior variances are traced: a second run of the order-parameter model at
+    another width/T/seed/variances, and of the collapsed model at another T/seed/variances, reuses every
+    compiled program (no new entry in the runner's program cache, no retrace of the jitted chunks, no retrace
+    of the theory solver)."""
+    from bayes_attn.inference import CollapsedModel, OrderParameterModel
+    from bayes_attn.inference._runner import compiled
+    from bayes_attn.inference.samplers import Settings
+    from bayes_attn.theory import solve
+    from bayes_attn.theory._solver import _newton_data
+
+    task, spec = _problem()
+    spec = spec.with_(width=5)
+    base = dict(chains=2, warmup=4, draws=4, checkpoint_every=2, progress_bar=False, chain_method="vectorized")
+    for model_kind, model, changes in (
+            ("order_parameters", OrderParameterModel(spec.heads),
+             dict(width=(9, 7, 6), temperature=0.05, variances=(1.0, 0.7, 1.3, 0.9))),
+            ("collapsed", CollapsedModel(spec.heads, n0=spec.n0, widths=spec.widths),
+             dict(temperature=0.05, variances=(1.0, 0.7, 1.3, 0.9)))):
+        cfg = SamplerConfig(model=model_kind, seed=0, **base)
+        sample(task, spec, cfg)
+        n_programs = compiled.cache_info().currsize
+        parts = [("init",), ("warmup", 2), ("end",), ("draw", 2, 1)]
+        fns = [compiled("nuts", model, Settings.from_config(cfg), False, "vectorized", *p) for p in parts]
+        sizes = [f._cache_size() for f in fns]
+        assert compiled.cache_info().currsize == n_programs  # the same objects come back
+        sample(task, spec.with_(**changes), SamplerConfig(model=model_kind, seed=11, **base))
+        assert compiled.cache_info().currsize == n_programs, model_kind
+        assert [f._cache_size() for f in fns] == sizes == [1, 1, 1, 1], model_kind
+    phi = task.phi("train", spec)
+    solve(spec, phi, task.y_train)
+    n = _newton_data._cache_size()
+    solve(spec.with_(width=(40, 30, 20), temperature=0.07, variances=(1.2, 0.9, 1.1, 0.8)), phi, task.y_train)
+    assert _newton_data._cache_size() == n
+
+
+DEVICE_CASES = [("nuts", "weights"), ("nuts", "collapsed"), ("nuts", "order_parameters"), ("mala", "collapsed"),
+                ("ula", "collapsed"), ("gibbs", "weights")]
+
+
+@pytest.mark.parametrize("kind,model", DEVICE_CASES, ids=[f"{k}-{m}" for k, m in DEVICE_CASES])
+def test_vectorized_and_parallel_chains_give_the_same_draws(kind, model):
+    """Chains vmapped on one device or pmapped over two host devices (conftest): the same draws."""
+    import jax
+
+    assert jax.local_device_count() >= 2
+    task, spec = _problem()
+    spec = spec.with_(width=4)
+    out = {}
+    for method in ("vectorized", "parallel"):
+        cfg = SamplerConfig(kind=kind, model=model, chains=2, warmup=6, draws=6, seed=5, checkpoint_every=3,
+                            progress_bar=False, chain_method=method)
+        out[method] = sample(task, spec, cfg)
+    _same(out["vectorized"], out["parallel"])

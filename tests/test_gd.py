@@ -79,13 +79,23 @@ def test_training_learns_and_keeps_best(tmp_path):
     np.testing.assert_allclose(gd.apply(p2, val[0]), gd.apply(res.params, val[0]), rtol=1e-12)
 
 
+def _accuracy_without(params, x, y, dropped, heads):
+    """Accuracy of the smaller network built without the ``dropped`` heads, by the layer-by-layer forward
+    map of docs/theory.md §2.1 (independent of ``gd.accuracy`` and its head masks)."""
+    V0, values, a = gd.standard_weights(params)
+    om = gd.attention(params, x)
+    keep = [jnp.array([h for h in range(H) if (l, h) not in dropped]) for l, H in enumerate(heads)]
+    f = forward(x, [o[:, k] for o, k in zip(om, keep)], "mean", V0, [v[k] for v, k in zip(values, keep)], a)
+    return float(np.mean(np.sign(np.asarray(f)) == np.asarray(y)))
+
+
 def test_pruning_curves_and_rank_correlation(small):
     cfg, params, x = small
     y = jnp.sign(gd.apply(params, x, "mean"))  # the full model is right on every example
     base, drops = gd.single_head_drops(params, x, y)
     assert base == 1.0 and set(drops) == {(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)}
     for k, d in drops.items():
-        assert d == base - gd.accuracy(params, x, y, dropped=[k])
+        assert d == pytest.approx(base - _accuracy_without(params, x, y, [k], cfg.heads))
     scores = np.array([0.3, 0.1, 0.2, 0.9, 0.5])
     orders = gd.pruning_orders(params, scores, n_random=4, seed=0)
     assert orders["ascending"] == [(0, 1), (0, 2), (0, 0), (1, 1), (1, 0)]
@@ -93,7 +103,8 @@ def test_pruning_curves_and_rank_correlation(small):
     curve = gd.pruning_curve(params, x, y, orders["ascending"])
     assert curve[0] == base and len(curve) == 6
     assert np.isnan(curve[3]) and np.isnan(curve[5])  # layer 0 emptied after three removals
-    assert curve[1] == gd.accuracy(params, x, y, dropped=[(0, 1)])
+    assert curve[1] == pytest.approx(_accuracy_without(params, x, y, [(0, 1)], cfg.heads))
+    assert curve[2] == pytest.approx(_accuracy_without(params, x, y, [(0, 1), (0, 2)], cfg.heads))
     rho, _ = gd.rank_correlation(params, scores, {k: s ** 2 for k, s in zip(orders["ascending"], sorted(scores))})
     assert rho == pytest.approx(1.0)
     with pytest.raises(InputError, match="gd.scores"):

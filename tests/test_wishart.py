@@ -1,6 +1,6 @@
 """Wishart-chain sampler of the order parameters (docs/theory.md §5.2), tested against mathematics.
 
-* the Cholesky log-Jacobian against the determinant of ``jax.jacfwd``;
+* the log-Jacobian of the whole site map against the determinant of ``jax.jacfwd``;
 * the prior log-density against the chain of scipy Wishart / chi-square densities;
 * the data term against the collapsed Gaussian marginal likelihood (§5.1);
 * NUTS on the prior chain against U_1 moments of Gaussian weight draws (§6 item 11);
@@ -19,14 +19,7 @@ from scipy import stats
 from bayes_attn import InputError
 from bayes_attn.inference import SamplerConfig, build_model, predictor_statistics, sample, theory_start
 from bayes_attn.inference._zero_variance import posterior_scores, zero_variance_mean
-from bayes_attn.linalg import (
-    apply_kernel,
-    cholesky_factor,
-    cholesky_log_jacobian,
-    cholesky_theta,
-    gaussian_log_marginal,
-    tril_size,
-)
+from bayes_attn.linalg import apply_kernel, gaussian_log_marginal
 from bayes_attn.network import NetworkSpec, order_parameters
 from bayes_attn.theory import OrderParameterLayout, exact_log_density, gp_order_parameters, prior_log_density
 from conftest import random_task
@@ -47,28 +40,7 @@ def _random_spd(rng, p, scale=1.0):
     return scale * (A @ A.T / p + 0.5 * np.eye(p))
 
 
-# ---- parametrisation -----------------------------------------------------------------------
-
-@pytest.mark.parametrize("p", [1, 2, 3, 5])
-def test_cholesky_log_jacobian_matches_autodiff(p):
-    theta = jnp.asarray(np.random.default_rng(p).normal(scale=0.6, size=tril_size(p)))
-    rows, cols = np.triu_indices(p)
-
-    def upper(t):
-        L = cholesky_factor(t, p)
-        return (L @ L.T)[rows, cols]
-
-    J = jax.jacfwd(upper)(theta)
-    np.testing.assert_allclose(np.linalg.slogdet(J)[1], cholesky_log_jacobian(theta, p), rtol=1e-12)
-
-
-def test_cholesky_theta_inverts_factor():
-    rng = np.random.default_rng(3)
-    U = _random_spd(rng, 4)
-    L = cholesky_factor(cholesky_theta(jnp.asarray(U)), 4)
-    np.testing.assert_allclose(L @ L.T, U, atol=1e-13)
-    assert np.all(np.diag(L) > 0) and np.allclose(np.triu(L, 1), 0)
-
+# ---- parametrisation (the log-Cholesky packing itself: tests/test_linalg.py) ------------------
 
 SPEC3 = NetworkSpec(heads=(2, 3), n0=4, width=(7, 9, 5), variances=(1.0, 0.7, 1.3, 2.0))
 

@@ -29,9 +29,8 @@ def chain_method(chains: int, requested: str = "auto") -> str:
     ``requested = "auto"`` *(project choice, measured)*: ``"parallel"`` (``pmap`` over devices)
     on accelerators with at least ``chains`` devices, else ``"vectorized"`` (``vmap``; on CPU always,
     and on one GPU, where all chains then share the device).  On
-    2 CPU cores, 4 chains of collapsed NUTS (Markov task, N = 10) ran 3.8x faster vectorized
-    than ``pmap``-ed over 4 host devices, and 2 chains on 2 devices were no faster in parallel
-    (docs/design.md, "Chains on CPU").  ``"parallel"`` without enough devices falls back to
+    2 CPU cores, 4 chains of collapsed NUTS ran several times faster vectorized than ``pmap``-ed
+    over 4 host devices in a development measurement (not stored; docs/design.md, "Chains on CPU").  ``"parallel"`` without enough devices falls back to
     ``"sequential"`` with a warning (never silently).
     """
     import jax

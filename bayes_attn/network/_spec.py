@@ -30,8 +30,38 @@ def _as_tuple(value, n: int, name: str, *, integer: bool) -> tuple:
     return tuple(int(v) if integer else float(v) for v in vals)
 
 
+class _Sizes:
+    """Sizes and prior variances derived from ``heads`` and ``variances`` (shared by :class:`NetworkSpec`
+    and its traced twin :class:`Hyper`)."""
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.heads)
+
+    @property
+    def n_paths(self) -> int:
+        """``n_pi = prod_l H_l``."""
+        return math.prod(self.heads)
+
+    def p(self, l: int) -> int:
+        """Size ``p_l = prod_{k=l}^{L} H_k`` of ``U_l`` (1-based ``l``; ``p_{L+1} = 1``)."""
+        return math.prod(self.heads[l - 1:])
+
+    @property
+    def sigma2_input(self):
+        return self.variances[0]
+
+    @property
+    def sigma2_layers(self):
+        return self.variances[1:-1]
+
+    @property
+    def sigma2_readout(self):
+        return self.variances[-1]
+
+
 @dataclass(frozen=True)
-class NetworkSpec:
+class NetworkSpec(_Sizes):
     """Deep multi-head attention network with fixed attention.
 
     Parameters
@@ -78,32 +108,6 @@ class NetworkSpec:
         object.__setattr__(self, "temperature", float(self.temperature))
         one_of(self.readout, READOUTS, "network.readout")
 
-    # ---- derived sizes -------------------------------------------------------------
-    @property
-    def n_layers(self) -> int:
-        return len(self.heads)
-
-    @property
-    def n_paths(self) -> int:
-        """``n_pi = prod_l H_l``."""
-        return math.prod(self.heads)
-
-    def p(self, l: int) -> int:
-        """Size ``p_l = prod_{k=l}^{L} H_k`` of ``U_l`` (1-based ``l``; ``p_{L+1} = 1``)."""
-        return math.prod(self.heads[l - 1:])
-
-    @property
-    def sigma2_input(self) -> float:
-        return self.variances[0]
-
-    @property
-    def sigma2_layers(self) -> tuple[float, ...]:
-        return self.variances[1:-1]
-
-    @property
-    def sigma2_readout(self) -> float:
-        return self.variances[-1]
-
     @property
     def gp_scale(self) -> float:
         """``sigma_a^2 prod_l sigma_l^2``: the GP value of ``U_1`` is this times the identity."""
@@ -129,7 +133,7 @@ class NetworkSpec:
 
 
 @jax.tree_util.register_pytree_node_class
-class Hyper:
+class Hyper(_Sizes):
     """A :class:`NetworkSpec` whose widths, variances and temperature are JAX leaves.
 
     Compiled functions (the theory solver, every sampler) take it as a **traced** argument, with
@@ -156,29 +160,6 @@ class Hyper:
     @classmethod
     def tree_unflatten(cls, heads, leaves):
         return cls(heads, *leaves)
-
-    @property
-    def n_layers(self) -> int:
-        return len(self.heads)
-
-    @property
-    def n_paths(self) -> int:
-        return math.prod(self.heads)
-
-    def p(self, l: int) -> int:
-        return math.prod(self.heads[l - 1:])
-
-    @property
-    def sigma2_input(self):
-        return self.variances[0]
-
-    @property
-    def sigma2_layers(self):
-        return self.variances[1:-1]
-
-    @property
-    def sigma2_readout(self):
-        return self.variances[-1]
 
 
 __all__ = ["NetworkSpec", "READOUTS", "Hyper"]

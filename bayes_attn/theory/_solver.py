@@ -10,10 +10,10 @@ quasi-Newton method stalls near machine precision, and the Hessian at the soluti
 anyway for the positive-definiteness check.  Indefinite Hessians (far from the optimum) are
 shifted to positive definite; a step is capped at ``MAX_STEP`` in the max-norm of ``theta``
 (a trust radius: at most a factor ``e`` on a diagonal Cholesky entry), then backtracked
-(Armijo) and a non-finite action rejects it.  *(project choice, measured)* Without the cap
-the first steps of the 16-path benchmark (L=2, H=4, P=600) were shifted-Newton steps of
-length ~1e7 that needed ~25 halvings each: 207 action evaluations and 108 s; with the cap
-see docs/theory_solver.md.
+(Armijo) and a non-finite action rejects it.  *(project choice)* Without the cap the first
+steps of the 16-path benchmark (L=2, H=4, P=600) were shifted-Newton steps of length ~1e7 that
+needed ~25 halvings each (a development measurement, not stored); the timings with the cap are in
+docs/theory_solver.md (benchmarks/theory/results.json).
 
 Convergence measure: ``rel_grad = max_l ||dA/dU_l||_F / (N_l ||U_l^{-1}||_F)`` -- the residual
 of the stationarity equations (§4.5) relative to the size ``N_l U_l^{-1}`` of their terms.

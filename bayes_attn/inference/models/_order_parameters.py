@@ -88,9 +88,9 @@ def theory_start(model: OrderParameterModel, args: ModelArgs, spec, chains: int,
     O(1), docs/wishart.md), so the chains start in the typical set yet dispersed.  The inverse mass
     matrix is ``(-H)^-1``, ``H`` the Hessian of the exact log-density at the saddle point (a Laplace
     approximation, kept fixed while warm-up adapts the step size); ``None``, with a warning, when
-    ``-H`` is not positive definite (the metric then adapts as usual).  On a 16-path, P = 600 digits
-    problem at N = 100 the uniform start with the adapted metric ran at 2-14 s per warm-up iteration
-    (condition number of ``-H``: 171).  A saddle point that did not converge is an
+    ``-H`` is not positive definite (the metric then adapts as usual).  On the 16-path, P = 600 digits
+    problem the uniform start with a windowed dense metric (a 147 x 147 covariance estimated from 25-100
+    draws, hence rank-deficient) made warm-up trees run at their full depth (docs/wishart.md).  A saddle point that did not converge is an
     :class:`InputError`, not a silent fallback.
     """
     sol = solve(spec, args.kernels.train.phi_a, args.y, warn=False)

@@ -94,20 +94,16 @@ def warmup_functions(model, settings: Settings, target: float):
     return init_fn, warmup_step
 
 
-def program(model, settings: Settings) -> Program:
-    """MALA as a driver program (step size frozen after warm-up at the dual-averaged value)."""
-    init_fn, warmup_step = warmup_functions(model, settings, settings.target_accept)
-    _, _, da_final = dual_averaging(settings.target_accept)
-    kernel = build_kernel()
-
-    def end_warmup(key, carry, args):
-        return carry._replace(step_size=da_final(carry.adaptation))
+def langevin_program(model, settings: Settings, warmup_target: float, kernel, end_warmup, divergent) -> Program:
+    """A Langevin sampler as a driver program: the shared warm-up (:func:`warmup_functions`), then
+    ``kernel(key, state, logdensity, step_size) -> (state, info)`` at the step size that
+    ``end_warmup(key, carry, args)`` fixes; ``divergent(info)`` flags a blown-up step."""
+    init_fn, warmup_step = warmup_functions(model, settings, warmup_target)
 
     def sample_step(key, carry, args):
-        logd, _, _ = flat_logdensity(model, args)
-        state, info = kernel(key, carry.state, logd, carry.step_size)
+        state, info = kernel(key, carry.state, flat_logdensity(model, args)[0], carry.step_size)
         stats = {"lp": state.logdensity, "acceptance_rate": info.acceptance_rate, "step_size": carry.step_size,
-                 "diverging": is_divergent(info), "n_steps": jnp.asarray(1, jnp.int64)}
+                 "diverging": divergent(info), "n_steps": jnp.asarray(1, jnp.int64)}
         return carry._replace(state=state), stats
 
     def position(carry, args):
@@ -116,8 +112,18 @@ def program(model, settings: Settings) -> Program:
     return Program(init_fn, warmup_step, end_warmup, sample_step, position, {"diverging": "any", "n_steps": "sum"})
 
 
+def program(model, settings: Settings) -> Program:
+    """MALA as a driver program (step size frozen after warm-up at the dual-averaged value)."""
+    _, _, da_final = dual_averaging(settings.target_accept)
+
+    def end_warmup(key, carry, args):
+        return carry._replace(step_size=da_final(carry.adaptation))
+
+    return langevin_program(model, settings, settings.target_accept, build_kernel(), end_warmup, is_divergent)
+
+
 SAMPLER = Sampler("mala", program, ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
                   ("weights", "collapsed", "order_parameters"))
 
-__all__ = ["State", "Info", "init", "build_kernel", "is_divergent", "warmup_functions", "program", "SAMPLER",
+__all__ = ["State", "Info", "init", "build_kernel", "is_divergent", "warmup_functions", "langevin_program", "program", "SAMPLER",
            "DEFAULT_WARMUP_TARGET"]

@@ -28,8 +28,8 @@ import jax
 import jax.numpy as jnp
 
 from ._adapt import flat_logdensity, max_curvature
-from ._base import Program, Sampler, Settings
-from .mala import DEFAULT_WARMUP_TARGET, _blackjax_mala, init, warmup_functions
+from ._base import Program, Sampler, Settings  # noqa: F401  (Program: the return type)
+from .mala import DEFAULT_WARMUP_TARGET, _blackjax_mala, init, langevin_program
 
 
 def __getattr__(name):
@@ -79,25 +79,14 @@ def build_kernel():
 
 def program(model, settings: Settings) -> Program:
     """ULA as a driver program (MALA warm-up, then ``h = ula_step_factor / lambda_max``, fixed)."""
-    init_fn, warmup_step = warmup_functions(model, settings, DEFAULT_WARMUP_TARGET)
-    kernel = build_kernel()
 
     def end_warmup(key, carry, args):
         logd = flat_logdensity(model, args)[0]
         lam = max_curvature(logd, carry.state.position, key, iters=CURVATURE_ITERATIONS)
         return carry._replace(step_size=settings.ula_step_factor / lam)
 
-    def sample_step(key, carry, args):
-        logd = flat_logdensity(model, args)[0]
-        state, info = kernel(key, carry.state, logd, carry.step_size)
-        stats = {"lp": state.logdensity, "acceptance_rate": info.acceptance_rate, "step_size": carry.step_size,
-                 "diverging": info.is_divergent, "n_steps": jnp.asarray(1, jnp.int64)}
-        return carry._replace(state=state), stats
-
-    def position(carry, args):
-        return flat_logdensity(model, args)[1](carry.state.position)
-
-    return Program(init_fn, warmup_step, end_warmup, sample_step, position, {"diverging": "any", "n_steps": "sum"})
+    return langevin_program(model, settings, DEFAULT_WARMUP_TARGET, build_kernel(), end_warmup,
+                            lambda info: info.is_divergent)
 
 
 SAMPLER = Sampler("ula", program, ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),

@@ -1,0 +1,38 @@
+"""Benchmark scripts run (tiny sizes): the device benchmark's --smoke mode on the CPU (issue 13), and the
+sweep benchmark's --smoke mode (slow: it starts about fifteen processes)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_device_benchmark_smoke(tmp_path):
+    out = tmp_path / "device.json"
+    env = {**os.environ, "PYTHON": sys.executable}
+    proc = subprocess.run(["bash", str(ROOT / "benchmarks" / "device" / "run.sh"), "--smoke", "--out", str(out)],
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    cases = {c["case"]: c for c in res["cases"]}
+    assert set(cases) == {"nuts_full", "wishart_1e5", "gibbs_64", "digits_theory"}
+    assert res["meta"]["smoke"] and res["meta"]["backend"] == "cpu"
+    assert cases["wishart_1e5"]["width"][0] == 100_000 and cases["wishart_1e5"]["model"] == "order_parameters"
+    assert all(c["wall_s"] > 0 and c["min_ess_bulk"] > 0 for k, c in cases.items() if k != "digits_theory")
+    assert cases["digits_theory"]["paths"] == 16 and all(cases["digits_theory"]["converged"])
+
+
+@pytest.mark.slow
+def test_sweep_benchmark_smoke(tmp_path):
+    out = tmp_path / "sweep.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sweep" / "run.py"), "--smoke", "--out", str(out)],
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert set(res["median_wall_s"]) == {"processes", "processes_warm_cache", "sweep_1", "sweep_2"}
+    assert res["theory"]["theory_cold_s"] > 0 and "split_warm" in res["theory"]

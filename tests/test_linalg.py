@@ -1,0 +1,128 @@
+"""bayes_attn.linalg against dense formulas: Gaussian log marginal (scipy), energy, GP posterior with the
+explicit inverse ``(K + T I)^-1``, both kernel assembly routes, and the non-PD failure values."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+from bayes_attn.linalg import (
+    apply_kernel,
+    cholesky_factor,
+    cholesky_log_jacobian,
+    cholesky_theta,
+    pack_cholesky,
+    pack_symmetric,
+    symmetric_to_packed_matrix,
+    tril_size,
+    unpack_cholesky,
+    unpack_symmetric,
+    energy,
+    gaussian_log_marginal,
+    gp_posterior,
+    kernel_data,
+    kernel_diag,
+    kernel_matrix,
+    use_blocks,
+)
+
+
+def _problem(P=7, Q=5, d=4, n=3, seed=0):
+    rng = np.random.default_rng(seed)
+    phi_tr, phi_te = rng.standard_normal((P, d, n)), rng.standard_normal((Q, d, n))
+    A = rng.standard_normal((n, n))
+    U = A @ A.T / n + 0.3 * np.eye(n)
+    return phi_tr, phi_te, U, np.sign(rng.standard_normal(P))
+
+
+def _dense_kernel(a, b, U):
+    return np.einsum("mip,pq,niq->mn", a, U, b)
+
+
+def test_log_marginal_and_energy_equal_dense_formulas():
+    phi, _, U, y = _problem()
+    T = 0.2
+    K = _dense_kernel(phi, phi, U)
+    cov = K + T * np.eye(len(y))
+    want = stats.multivariate_normal(np.zeros(len(y)), cov).logpdf(y)
+    assert float(gaussian_log_marginal(jnp.asarray(K), jnp.asarray(y), T)) == pytest.approx(want, rel=1e-12)
+    e = np.linalg.slogdet(cov)[1] + y @ np.linalg.solve(cov, y)
+    assert float(energy(jnp.asarray(K), y, T)) == pytest.approx(e, rel=1e-12)
+    # not positive definite: -inf log-likelihood, +inf energy (never a finite value)
+    bad = -5.0 * K
+    assert float(gaussian_log_marginal(jnp.asarray(bad), jnp.asarray(y), T)) == -np.inf
+    assert float(energy(jnp.asarray(bad), y, T)) == np.inf
+
+
+def test_gp_posterior_equals_the_explicit_inverse():
+    """mean = k^T (K + T I)^-1 y, var = k** - k^T (K + T I)^-1 k, with a dense inverse (docs/theory.md eqs. (4.2b), (4.2c))."""
+    phi_tr, phi_te, U, y = _problem(seed=1)
+    T = 0.15
+    K, k, kss = _dense_kernel(phi_tr, phi_tr, U), _dense_kernel(phi_tr, phi_te, U), _dense_kernel(phi_te, phi_te, U)
+    G = np.linalg.inv(K + T * np.eye(len(y)))
+    mean, var = gp_posterior(jnp.asarray(K), jnp.asarray(k), jnp.asarray(np.diag(kss)), jnp.asarray(y), T)
+    np.testing.assert_allclose(mean, k.T @ G @ y, rtol=1e-10)
+    np.testing.assert_allclose(var, np.diag(kss - k.T @ G @ k), rtol=1e-9, atol=1e-12)
+    # the conditional law of f(x*) given noisy y under the joint Gaussian: same numbers by conditioning
+    joint = np.block([[K + T * np.eye(len(y)), k], [k.T, kss]])
+    cond = joint[len(y):, len(y):] - joint[len(y):, :len(y)] @ np.linalg.solve(joint[:len(y), :len(y)], k)
+    np.testing.assert_allclose(var, np.diag(cond), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("max_floats", [1e9, 0])
+def test_both_assembly_routes_give_the_kernel(max_floats):
+    phi_tr, phi_te, U, _ = _problem(seed=2)
+    kd = kernel_data(jnp.asarray(phi_tr), jnp.asarray(phi_te), max_floats=max_floats)
+    assert (kd.blocks is not None) == (max_floats > 0)
+    np.testing.assert_allclose(apply_kernel(kd, jnp.asarray(U)), _dense_kernel(phi_tr, phi_te, U), rtol=1e-12)
+    np.testing.assert_allclose(kernel_matrix(phi_tr, phi_te, U), _dense_kernel(phi_tr, phi_te, U), rtol=1e-12)
+    np.testing.assert_allclose(kernel_diag(phi_te, U), np.diag(_dense_kernel(phi_te, phi_te, U)), rtol=1e-12)
+
+
+def test_assembly_policy():
+    """Precompute iff the blocks fit and an evaluation from them is cheaper (n_paths <= features)."""
+    assert use_blocks(100, 1000, 231, 4)  # hidden-Markov task: 1.6e6 numbers
+    assert not use_blocks(600, 600, 16, 16)  # 16-path digits: 9.2e7 numbers
+    assert not use_blocks(10, 10, 3, 4)  # more paths than features: contracting is cheaper
+    assert use_blocks(10, 10, 4, 4) and not use_blocks(10, 10, 4, 4, max_floats=1e3)
+
+
+# ---- coordinates of positive-definite matrices (docs/theory.md eqs. (4.7a), (5.2d)) ----------------
+
+def _random_spd(rng, p, scale=1.0):
+    A = rng.standard_normal((p, p))
+    return scale * (A @ A.T / p + 0.5 * np.eye(p))
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 5])
+def test_cholesky_log_jacobian_matches_autodiff(p):
+    theta = jnp.asarray(np.random.default_rng(p).normal(scale=0.6, size=tril_size(p)))
+    rows, cols = np.triu_indices(p)
+
+    def upper(t):
+        L = cholesky_factor(t, p)
+        return (L @ L.T)[rows, cols]
+
+    J = jax.jacfwd(upper)(theta)
+    np.testing.assert_allclose(np.linalg.slogdet(J)[1], cholesky_log_jacobian(theta, p), rtol=1e-12)
+
+
+def test_cholesky_theta_inverts_factor():
+    rng = np.random.default_rng(3)
+    U = _random_spd(rng, 4)
+    L = cholesky_factor(cholesky_theta(jnp.asarray(U)), 4)
+    np.testing.assert_allclose(L @ L.T, U, atol=1e-13)
+    assert np.all(np.diag(L) > 0) and np.allclose(np.triu(L, 1), 0)
+
+
+def test_packings_roundtrip():
+    rng = np.random.default_rng(7)
+    Us = [jnp.asarray(_random_spd(rng, p)) for p in (4, 2, 1)]
+    for a, b in zip(unpack_cholesky(pack_cholesky(Us), [4, 2, 1]), Us):
+        np.testing.assert_allclose(a, b, atol=1e-13)
+    for a, b in zip(unpack_symmetric(pack_symmetric(Us), [4, 2, 1]), Us):
+        np.testing.assert_array_equal(a, b)
+    D = symmetric_to_packed_matrix(3)
+    U = _random_spd(rng, 3)
+    np.testing.assert_array_equal(D @ np.asarray(pack_symmetric([jnp.asarray(U)])), U.ravel())
