@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import h5netcdf  # noqa: F401  (the netCDF engine of every read and write: engine="h5netcdf")
+
 from ._errors import InputError
 
 

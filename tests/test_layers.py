@@ -79,3 +79,21 @@ def test_no_module_is_over_the_size_limit():
     big = [f"{m.relative_to(ROOT)}: {len(m.read_text().splitlines())}" for m in MODULES
            if len(m.read_text().splitlines()) > 420]
     assert not big, big
+
+
+def test_every_declared_dependency_is_imported():
+    """README "Design": a declared dependency is one the package imports."""
+    import tomllib
+
+    names = {"scikit-learn": "sklearn"}
+    deps = tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["project"]["dependencies"]
+    imported = set()
+    for module in MODULES:
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    for dep in deps:
+        name = dep.split(">")[0].split("=")[0].split("<")[0].strip()
+        assert names.get(name, name).replace("-", "_") in imported, f"{name} is declared but never imported"
