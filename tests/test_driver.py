@@ -262,7 +262,9 @@ DEVICE_CASES = [("nuts", "weights"), ("nuts", "collapsed"), ("nuts", "order_para
 
 @pytest.mark.parametrize("kind,model", DEVICE_CASES, ids=[f"{k}-{m}" for k, m in DEVICE_CASES])
 def test_vectorized_and_parallel_chains_give_the_same_draws(kind, model):
-    """Chains vmapped on one device or pmapped over two host devices (conftest): the same draws."""
+    """Chains vmapped on one device or pmapped over two host devices (conftest): the same draws, up to
+    floating-point reassociation (XLA batches the vmapped ops differently: measured relative differences
+    <= 2e-11 after 12 iterations) and the same discrete statistics (divergences, tree sizes)."""
     import jax
 
     assert jax.local_device_count() >= 2
@@ -273,4 +275,11 @@ def test_vectorized_and_parallel_chains_give_the_same_draws(kind, model):
         cfg = SamplerConfig(kind=kind, model=model, chains=2, warmup=6, draws=6, seed=5, checkpoint_every=3,
                             progress_bar=False, chain_method=method)
         out[method] = sample(task, spec, cfg)
-    _same(out["vectorized"], out["parallel"])
+    for group in ("posterior", "sample_stats"):
+        a, b = out["vectorized"][group].ds, out["parallel"][group].ds
+        assert set(a.data_vars) == set(b.data_vars)
+        for k in a.data_vars:
+            if a[k].dtype.kind in "biu":
+                np.testing.assert_array_equal(a[k].values, b[k].values, err_msg=f"{group}/{k}")
+            else:
+                np.testing.assert_allclose(a[k].values, b[k].values, rtol=1e-8, atol=1e-10, err_msg=f"{group}/{k}")

@@ -85,3 +85,18 @@ def test_four_path_labels_and_seeds():
 def test_bad_arguments(kw, field):
     with pytest.raises(InputError, match=field):
         markov_task(n_test=2, **kw)
+
+
+def test_two_random_heads_of_a_layer_differ():
+    """Every random head of a layer has its own draw; the first keeps the layer's seed (so the default
+    configurations are unchanged)."""
+    from bayes_attn.tasks import markov_head_W, markov_layers
+
+    layers = markov_layers(heads=[["rand", "rand", "good"], ["unif", "rand"]], head_seeds=(147, 247))
+    W = np.asarray(layers[0].params["W"]) / 10.0  # beta_att = 10
+    assert layers[0].names == ("rand", "rand_2", "good")
+    np.testing.assert_allclose(W[0], markov_head_W("blank", 1.0, seed=147), rtol=1e-12)
+    assert np.abs(W[0] - W[1]).max() > 1.0
+    default = markov_layers()
+    np.testing.assert_allclose(np.asarray(default[0].params["W"])[1] / 10.0, markov_head_W("blank", 1.0, seed=147),
+                               rtol=1e-12)

@@ -102,7 +102,9 @@ def markov_layers(paths=4, head_seeds=(147, 247), beta_att: float = 10.0, p_blan
 
     ``heads`` (optional) overrides the configuration's heads with names per layer, e.g.
     ``[["good", "rand"], ["unif", "rand"]]``; names: good, diff, unif, rand (blank(p_blank)).
-    Layer ``l`` draws its blank head from ``head_seeds[l]``.
+    Layer ``l`` draws its (first) blank head from ``head_seeds[l]``; a layer's ``k``-th further blank head
+    (``k >= 1``) from the seed sequence ``[head_seeds[l], k]`` and is named ``rand_{k+1}``, so that two random
+    heads of one layer differ (they were drawn from the same seed, hence identical, before 2026-11-30).
     """
     if heads is None:
         layer_heads = [[(n, p) for n, p in layer] for layer in MARKOV_CONFIGS[paths][:2]]
@@ -121,11 +123,13 @@ def markov_layers(paths=4, head_seeds=(147, 247), beta_att: float = 10.0, p_blan
             f"needs one seed per layer ({len(layer_heads)}), got {list(head_seeds)}")
     layers = []
     for l, layer in enumerate(layer_heads):
-        Ws, names = [], []
+        Ws, names, n_rand = [], [], 0
         for name, p in layer:
             p_eff = p if p_blank is None or p is None or p == 0.0 else p_blank
-            Ws.append(markov_head_W(_KIND[name], p_blank=p_eff or 0.0, seed=head_seeds[l]))
-            names.append(name)
+            seed = head_seeds[l] if n_rand == 0 or p_eff == 0.0 else [head_seeds[l], n_rand]
+            Ws.append(markov_head_W(_KIND[name], p_blank=p_eff or 0.0, seed=seed))
+            names.append(name if n_rand == 0 or name != "rand" else f"rand_{n_rand + 1}")
+            n_rand += name == "rand"
         layers.append(HeadLayer.w(np.stack(Ws), beta=beta_att, names=names))
     return tuple(layers)
 
