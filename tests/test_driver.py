@@ -283,3 +283,26 @@ def test_vectorized_and_parallel_chains_give_the_same_draws(kind, model):
                 np.testing.assert_array_equal(a[k].values, b[k].values, err_msg=f"{group}/{k}")
             else:
                 np.testing.assert_allclose(a[k].values, b[k].values, rtol=1e-8, atol=1e-10, err_msg=f"{group}/{k}")
+
+
+def test_nuts_draws_are_numpyros_mcmc_draws():
+    """samplers/nuts.py is NumPyro's own NUTS: on the order-parameter model the runner's draws equal those of
+    numpyro.infer.MCMC (vectorized chains, traced model arguments) with the same seed."""
+    import jax
+    from numpyro.infer import MCMC, NUTS
+
+    from bayes_attn.inference import build_model
+
+    task, spec = _problem()
+    spec = spec.with_(width=4)
+    cfg = SamplerConfig(model="order_parameters", chains=2, warmup=20, draws=10, seed=4, progress_bar=False,
+                        chain_method="vectorized", checkpoint_every=3)
+    U = sample(task, spec, cfg)["posterior"]["U"].values
+    model, args = build_model(task, spec, "order_parameters")
+    mcmc = MCMC(NUTS(model.numpyro_model, dense_mass=True), num_warmup=20, num_samples=10, num_chains=2,
+                chain_method="vectorized", progress_bar=False, jit_model_args=True)
+    mcmc.run(jax.random.PRNGKey(4), args)
+    z = mcmc.get_samples(group_by_chain=True)
+    ref = np.array([[np.asarray(model.derived({k: v[c, d] for k, v in z.items()}, args)["U"]) for d in range(10)]
+                    for c in range(2)])
+    np.testing.assert_allclose(U, ref, rtol=1e-12, atol=1e-14)
