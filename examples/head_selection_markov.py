@@ -66,6 +66,8 @@ def main(argv=None):
             silenced = {names[i]: base - acc_at(silence(U, spec.heads, [k])) for i, k in enumerate(heads)}
             removal = {}
             for i, k in enumerate(heads):
+                if spec.heads[k[0]] == 1:  # the only head of its layer: removing it leaves no network
+                    continue
                 keep = drop_head(spec.heads, [k])
                 sub, ph = sub_network(spec, ph_tr, keep)
                 e = saddle_log_evidence(sub, ph, task.y_train)
@@ -88,9 +90,9 @@ def main(argv=None):
     for ax, N in zip(axes[0], args.widths):
         r = out["widths"][str(N)]
         x = np.arange(len(names))
-        ax.bar(x - 0.2, [r["removal"][n]["evidence_cost"] for n in names], 0.4, label="evidence cost (nats)")
+        ax.bar(x - 0.2, [r["removal"][n]["evidence_cost"] if n in r["removal"] else np.nan for n in names], 0.4, label="evidence cost (nats)")
         ax2 = ax.twinx()
-        ax2.bar(x + 0.2, [100 * r["removal"][n]["accuracy_drop"] for n in names], 0.4, color="C3",
+        ax2.bar(x + 0.2, [100 * r["removal"][n]["accuracy_drop"] if n in r["removal"] else np.nan for n in names], 0.4, color="C3",
                 label="accuracy drop (points)")
         ax.set_xticks(x, names, fontsize=7)
         ax.set_title(f"single-head removal, N={N} (sub-network re-solved)", fontsize=8)
