@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import h5netcdf  # noqa: F401  (the netCDF engine of every read and write: engine="h5netcdf")
+import h5py  # noqa: F401  (h5netcdf's HDF5 backend; h5netcdf >= 1.7 no longer installs it)
 
 from ._errors import InputError
 

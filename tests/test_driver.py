@@ -248,7 +248,9 @@ def test_compiled_once_per_shape():
         assert compiled.cache_info().currsize == n_programs  # the same objects come back
         sample(task, spec.with_(**changes), SamplerConfig(model=model_kind, seed=11, **base))
         assert compiled.cache_info().currsize == n_programs, model_kind
-        assert [f._cache_size() for f in fns] == sizes == [1, 1, 1, 1], model_kind
+        # no retrace: no new entry in any chunk's jit cache (an earlier test in the same process may have
+        # traced the same cached program at other shapes, so the counts are compared, not fixed at 1)
+        assert [f._cache_size() for f in fns] == sizes and min(sizes) >= 1, model_kind
     phi = task.phi("train", spec)
     solve(spec, phi, task.y_train)
     n = _newton_data._cache_size()

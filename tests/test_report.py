@@ -147,7 +147,8 @@ def test_sweep_report_renders_in_headless_chromium(tmp_path):
         coords={"width": [10, 100], "seed": [0, 1]})
     ds.to_netcdf(tmp_path / "sweep.nc", engine="h5netcdf")
     page = render_sweep_report(tmp_path, "sweep")
-    assert page.count("<img") == 2 and page.count("PASS") == 4
+    assert page.count("<img") == 2 and page.count('<td class="pass">PASS</td>') == 4
+    assert "4 PASS every convergence gate, 0 failed" in page
     probe = tmp_path / "probe.html"
     probe.write_text(page.replace("<head>", "<head>" + CHECK, 1))
     _assert_renders(exe, probe, 2, tmp_path / "profile")

@@ -215,6 +215,7 @@ def test_zero_variance_mean_recovers_exact_prior_mean(prior_run):
     _zero_variance_check(task, spec, post, max_ratio=1.05)
 
 
+@pytest.mark.slow
 def test_zero_variance_removes_the_leading_fluctuations_at_large_width():
     """At N ~ 10^3 the posterior is nearly Gaussian in xi: the control variate removes most of
     the O(N^-1/2) variance and its estimate still matches the exact prior mean."""
@@ -231,7 +232,7 @@ def test_zero_variance_removes_the_leading_fluctuations_at_large_width():
 def test_driver_runs_wishart_kind_and_stores_order_parameters():
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=12)
     spec = task.spec(width=6, temperature=0.2)
-    cfg = SamplerConfig(kind="wishart", chains=2, warmup=150, draws=150, seed=2, progress_bar=False)
+    cfg = SamplerConfig(kind="wishart", chains=2, warmup=30, draws=20, seed=2, progress_bar=False)
     dt = sample(task, spec, cfg)
     post = dt["posterior"].ds
     assert post["U"].dims == ("chain", "draw", "path", "path_")
@@ -279,6 +280,7 @@ def test_theory_init_is_validated():
         SamplerConfig(kind="wishart", init="saddle")
 
 
+@pytest.mark.slow
 def test_theory_init_samples_the_same_posterior():
     """Chains started at U* and at NumPyro's uniform start agree on E[f] within 4.5 combined MCSE."""
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=12)

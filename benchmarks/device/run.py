@@ -91,7 +91,7 @@ def main(argv=None) -> int:
                                                          progress_bar=False)),
         "gibbs_64": lambda: sample_case("gibbs_64", markov, markov.spec(width=8 if s else 1000, temperature=0.01),
                                         SamplerConfig(kind="gibbs", model="collapsed", chains=chains,
-                                                      warmup=3 if s else 50, draws=3 if s else 300,
+                                                      warmup=3 if s else 50, draws=10 if s else 300,
                                                       progress_bar=False)),
     }
 

@@ -11,7 +11,7 @@ cache.  Repeats are interleaved (processes, sweep_1, sweep_2, processes, ...) an
 empty output folder; medians of ``--repeats`` runs.  Also ``bayes-attn theory`` on 3 widths end to end with a
 cold and a warm cache, split into import / data / first solve (compile + solve) / second solve.
 
-    .venv/bin/python benchmarks/sweep/run.py --out benchmarks/sweep/results.json      # ~1.5 h on 2 idle cores
+    .venv/bin/python benchmarks/sweep/run.py --out benchmarks/sweep/results.json      # ~25 min on 2 idle cores
     .venv/bin/python benchmarks/sweep/run.py --smoke --out /tmp/sweep_bench.json     # seconds (tests)
 """
 
@@ -112,13 +112,13 @@ def theory_cold_warm(cfg: Path, work: Path, base_env) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(HERE / "results.json"))
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--smoke", action="store_true", help="a 2-cell grid with 2 x (10 + 10) iterations")
     args = ap.parse_args(argv)
     grid_text = (HERE / "grid.toml").read_text()
     if args.smoke:
-        grid_text = (grid_text.replace("chains = 4", "chains = 2").replace("warmup = 500", "warmup = 10")
-                     .replace("draws = 1000", "draws = 10").replace("n_test = 1000", "n_test = 20")
+        grid_text = (grid_text.replace("chains = 4", "chains = 2").replace("warmup = 200", "warmup = 10")
+                     .replace("draws = 200", "draws = 10").replace("n_test = 1000", "n_test = 20")
                      .replace("P = 100", "P = 10").replace('"network.width" = [10, 30, 100, 1000]',
                                                            '"network.width" = [10, 30]')
                      .replace('"network.temperature" = [0.01, 0.1]', '"network.temperature" = [0.1]'))

@@ -1,0 +1,38 @@
+"""README "Benchmarks": the sweep benchmark (issue 13), processes vs sweep with 1 and 2 workers; warm vs cold
+theory.
+
+Reads benchmarks/sweep/results.json (benchmarks/sweep/run.py).
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import load, table  # noqa: E402
+
+WAYS = {"processes": "8 cells as separate `sample` + `theory` processes, compilation cache off",
+        "processes_warm_cache": "the same, persistent compilation cache on and warm",
+        "sweep_1": "`bayes-attn sweep --workers 1` (cache off)",
+        "sweep_2": "`bayes-attn sweep --workers 2` (cache off)"}
+
+
+def render() -> str:
+    d = load("benchmarks/sweep/results.json", "benchmarks/sweep/run.py")
+    if d["meta"]["smoke"]:
+        raise SystemExit("benchmarks/sweep/results.json is a --smoke run; rerun the full benchmark")
+    med = d["median_wall_s"]
+    rows = [[WAYS[k], f"{med[k]:.0f} s", ", ".join(f"{t:.0f}" for t in d["wall_s"][k]) + " s",
+             f"{med['processes'] / med[k]:.2f}×"] for k in WAYS]
+    th = d["theory"]
+    sc, sw = th["split_cold"], th["split_warm"]
+    split = table(["`bayes-attn theory`, 3 widths", "end to end", "import", "data", "first solve (compile + solve)",
+                   "each further solve"],
+                  [[lab, f"{th[f'theory_{lab}_s']:.1f} s", f"{s['import_s']:.1f} s", f"{s['data_s']:.1f} s",
+                    f"{s['first_solve_s']:.1f} s", f"{s['other_solves_s']:.2f} s"]
+                   for lab, s in (("cold", sc), ("warm", sw))])
+    return (table(["how the grid runs", "median wall", "runs", "speed-up over processes"], rows)
+            + f"\nsweep, 1 worker vs processes: {d['ratio_processes_over_sweep_1']:.2f}× faster (target ≥ 1.5); "
+              f"2 workers vs 1: {d['ratio_sweep_1_over_sweep_2']:.2f}× (target ≥ 1.5); "
+              f"{d['meta']['repeats']} interleaved repeats, {d['meta']['cpu_count']} cores, {d['meta']['date']}.\n\n"
+            + split
+            + f"\nwarm cache vs cold, end to end: {th['ratio_cold_over_warm']:.2f}× faster (target ≥ 2).\n")

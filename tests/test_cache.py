@@ -1,0 +1,56 @@
+"""bayes_attn._cache: where the persistent compilation cache lives, how it is turned off, and that a second
+process loads a program the first one compiled (JAX's persistent cache on CPU)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bayes_attn._cache import SINGLE_THREAD_XLA_FLAGS, cache_dir, limit_xla_threads
+
+
+@pytest.mark.parametrize("value", ["off", "OFF", "0", "none", "false", ""])
+def test_off_values_disable_the_cache(monkeypatch, value):
+    monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", value)
+    assert cache_dir() is None
+
+
+def test_default_folder_follows_xdg(monkeypatch, tmp_path):
+    monkeypatch.delenv("BAYES_ATTN_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_dir() == tmp_path / "bayes_attn" / "jax"
+
+
+def test_limit_xla_threads_adds_the_flag_once(monkeypatch):
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+    limit_xla_threads()
+    limit_xla_threads()
+    flags = os.environ["XLA_FLAGS"]
+    assert flags.count(SINGLE_THREAD_XLA_FLAGS) == 1 and "device_count=2" in flags
+
+
+PROBE = r"""
+import logging, sys
+import jax, jax.numpy as jnp
+from bayes_attn._cache import enable_compilation_cache
+assert enable_compilation_cache() is not None
+hits = []
+class H(logging.Handler):
+    def emit(self, r):
+        if "cache hit" in r.getMessage().lower():
+            hits.append(r.getMessage())
+logging.getLogger("jax._src.compiler").addHandler(H())
+logging.getLogger("jax._src.compiler").setLevel(logging.DEBUG)
+f = jax.jit(lambda x: jnp.sin(x) @ x.T + 1.0)
+print(float(f(jnp.ones((7, 5))).sum()), len(hits))
+"""
+
+
+def test_second_process_loads_the_compiled_program_from_disk(tmp_path):
+    env = {**os.environ, "BAYES_ATTN_CACHE_DIR": str(tmp_path / "cache")}
+    out = [subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True).stdout
+           .split() for _ in range(2)]
+    assert out[0][0] == out[1][0]  # same value
+    assert int(out[0][1]) == 0 and int(out[1][1]) >= 1, out  # cold, then a hit
+    assert any((tmp_path / "cache").iterdir())
