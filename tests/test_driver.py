@@ -27,6 +27,13 @@ class TestConfig:
     def test_kinds(self):
         assert set(KINDS) == set(SAMPLERS) == {"nuts", "mala", "ula", "gibbs"}
 
+    def test_default_draws_depend_on_the_model(self):
+        assert SamplerConfig(kind="wishart").draws == SamplerConfig(model="order_parameters").draws == 1000
+        assert SamplerConfig().draws == SamplerConfig(kind="gibbs", model="collapsed").draws == 500
+        assert SamplerConfig(model="order_parameters", draws=20).draws == 20
+        with pytest.raises(InputError, match="sampler.draws"):
+            SamplerConfig(draws=0)
+
     def test_aliases(self):
         w = SamplerConfig(kind="wishart")
         assert (w.kind, w.model, w.dense_mass) == ("nuts", "order_parameters", True)

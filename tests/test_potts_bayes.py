@@ -35,6 +35,7 @@ def test_map_is_ridge_pl():
     assert max(float(jnp.abs(v).max()) for v in g_far.values()) > 1e-3
 
 
+@pytest.mark.slow  # 55 s: a calibration study over replicas, in ./run.sh test-all
 @pytest.mark.xfail(strict=True, reason="measured: the pseudo-posterior's 90 % intervals under-cover at L = C = 3, "
                    "omega = 1 and sandwich-adjusted alike (docs/potts_results.md section 4)")
 def test_calibration_L3_nominal_90_percent_covers_truth():

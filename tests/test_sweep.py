@@ -96,6 +96,30 @@ def test_grid_names_and_hashes(tmp_path):
     assert sw.cells[-1].raw["network"]["width"] == 8 and sw.cells[-1].raw["sampler"]["seed"] == 1
 
 
+def test_hash_covers_resolved_defaults_and_version(tmp_path, monkeypatch):
+    """A changed default (or package version) is a changed cell: nothing stale is reused."""
+    import bayes_attn.sweep as sweep_pkg
+
+    cfg = _setup(tmp_path, '"network.width" = [5]\n')
+    h0 = load_sweep(cfg).cells[0].hash
+    monkeypatch.setattr(sweep_pkg, "__version__", "0.0.0-other")
+    assert load_sweep(cfg).cells[0].hash != h0
+    monkeypatch.undo()
+    import bayes_attn.inference._config as config_mod
+
+    monkeypatch.setattr(config_mod.SamplerConfig, "__post_init__", _with_max_tree_depth_default(
+        config_mod.SamplerConfig.__post_init__))
+    assert load_sweep(cfg).cells[0].hash != h0
+
+
+def _with_max_tree_depth_default(post_init):
+    """``SamplerConfig.__post_init__`` as if the default max_tree_depth were 8."""
+    def patched(self):
+        post_init(self)
+        object.__setattr__(self, "max_tree_depth", 8)
+    return patched
+
+
 def test_sweep_is_idempotent_resumable_and_extensible(tmp_path):
     """Run, re-run (nothing recomputed), kill a run in the middle (SIGKILL) and finish it, add values."""
     cfg = _setup(tmp_path, '"network.width" = [5, 8]\n"sampler.seed" = [0, 1]\n')

@@ -17,7 +17,7 @@ kind = "weights"          # weights | collapsed | order_parameters
 kind = "nuts"             # nuts | mala | ula | gibbs  ("wishart" = nuts on order_parameters)
 chains = 4
 warmup = 500
-draws = 500
+draws = 500             # default: 1000 on model order_parameters, 500 otherwise
 seed = 0
 ```
 

@@ -7,8 +7,11 @@ run and its theory, on Dask distributed from a laptop to a cluster; idempotent a
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
+from .. import __version__
 from ..inference import parse_config, write_netcdf
 from ._cell import ROW, cell_files, run_cell, summarise, to_toml
 from ._grid import Cell, Sweep, build_sweep, cell_hash, read_toml
@@ -16,13 +19,14 @@ from ._run import check_writable, open_client, run_cells, sweep_dataset
 
 
 def _validator(base_dir: Path):
-    """``validate(raw, label)``: a cell's config parses and describes a valid network on its data."""
+    """``validate(raw, label)``: a cell's config parses and describes a valid network on its data; returns
+    its resolved sampler settings (defaults filled in) and the package version, for the cell's hash."""
     from .._errors import InputError
     from ..theory import check_widths
 
     tasks = {}
 
-    def validate(raw: dict, label: str) -> None:
+    def validate(raw: dict, label: str) -> str:
         try:
             cfg = parse_config(raw, base_dir)
             key = repr(cfg.data)
@@ -33,6 +37,8 @@ def _validator(base_dir: Path):
                 check_widths(spec)
         except InputError as exc:
             raise InputError(f"{exc} (cell {label})") from None
+        settings = {k: v for k, v in dataclasses.asdict(cfg.sampler).items() if k != "progress_bar"}
+        return json.dumps({"sampler": settings, "version": __version__}, sort_keys=True, default=str)
 
     return validate
 

@@ -75,10 +75,13 @@ def _digest_files(raw: dict, base_dir: Path) -> str:
     return ""
 
 
-def cell_hash(raw: dict, base_dir: Path) -> str:
-    """Hash of a cell's resolved config (tables that define the run) and of its data file's content."""
+def cell_hash(raw: dict, base_dir: Path, resolved: str = "") -> str:
+    """Hash of a cell's config (tables that define the run), of ``resolved`` (the sampler settings after
+    defaults are filled in and the package version: a changed default is a changed cell) and of its data
+    file's content."""
     tables = {k: raw[k] for k in sorted(raw) if k != "sweep"}
     h = hashlib.sha256(json.dumps(tables, sort_keys=True, default=str).encode())
+    h.update(resolved.encode())
     h.update(_digest_files(raw, base_dir).encode())
     return h.hexdigest()[:16]
 
@@ -89,7 +92,8 @@ def _set(raw: dict, key: str, value) -> None:
 
 
 def build_sweep(raw: dict, base_dir=Path("."), text: str = "", validate=None) -> Sweep:
-    """The :class:`Sweep` of a parsed TOML dict; ``validate(cell_raw, label)`` checks each cell's config."""
+    """The :class:`Sweep` of a parsed TOML dict; ``validate(cell_raw, label)`` checks each cell's config and
+    returns the text of its resolved settings (part of the cell's hash, :func:`cell_hash`)."""
     require("sweep" in raw and isinstance(raw["sweep"], dict) and raw["sweep"], "sweep",
             "missing or empty table [sweep] (dotted config keys -> lists of values)")
     keys, values = [], []
@@ -114,10 +118,9 @@ def build_sweep(raw: dict, base_dir=Path("."), text: str = "", validate=None) ->
         for key, v in zip(keys, vals):
             _set(cell_raw, key, v)
         label = ", ".join(f"{k} = {v!r}" for k, v in zip(keys, vals))
-        if validate is not None:
-            validate(cell_raw, label)
+        resolved = validate(cell_raw, label) if validate is not None else ""
         name = "_".join(f"{n}{_format(v)}" for n, v in zip(names, vals))
-        cells.append(Cell(index, vals, name, cell_raw, cell_hash(cell_raw, Path(base_dir))))
+        cells.append(Cell(index, vals, name, cell_raw, cell_hash(cell_raw, Path(base_dir), resolved or "")))
     return Sweep(tuple(keys), names, tuple(values), tuple(cells), Path(base_dir), text)
 
 

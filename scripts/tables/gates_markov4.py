@@ -10,8 +10,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import figure, table  # noqa: E402
 
 
-def render() -> str:
-    d = figure("gates_markov4.json", "scripts/gates.py")
+def render(name: str = "gates_markov4.json") -> str:
+    d = figure(name, "scripts/gates.py")
     cells = d["cells"]
     rows = []
     for N in sorted({c["width"] for c in cells}):
@@ -20,7 +20,7 @@ def render() -> str:
             if not cs:
                 continue
             rows.append([N, T, len(cs),
-                         " / ".join(f"{c['max_rhat']:.4f}" for c in cs),
+                         " / ".join(f"{c['max_rhat']:.5f}" for c in cs),
                          " / ".join(f"{c['min_ess_bulk']:.0f}" for c in cs),
                          " / ".join(str(c["divergences"]) for c in cs),
                          " / ".join("PASS" if c["converged"] else "**FAIL**" for c in cs)])
