@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow  # 2-3 min of compilation for four GPU-sized programs at CPU-smoke sizes
 def test_device_benchmark_smoke(tmp_path):
     out = tmp_path / "device.json"
     env = {**os.environ, "PYTHON": sys.executable}

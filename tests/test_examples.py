@@ -12,7 +12,9 @@ EXAMPLES = sorted(p for p in (Path(__file__).parent.parent / "examples").glob("*
 #: (``./run.sh test-all``), so that the default suite stays under 15 minutes.  Each still has a --smoke mode.
 SLOW = {"digits_accuracy_vs_width.py", "learn_attention_digits.py", "finite_size_scaling.py",
         "potts_recovery_vs_M.py", "evidence_gap_vs_width.py", "learn_attention_markov.py", "potts_bayes.py",
-        "digits_head_pruning.py", "sample_markov.py", "head_selection_markov.py"}
+        "digits_head_pruning.py", "sample_markov.py", "head_selection_markov.py",
+        # the main job runs this one end to end; two theory-figure scripts of the same kind as markov_u_heatmaps
+        "markov_accuracy_vs_width.py", "markov_kernel_alignment.py", "markov_path_kernels.py"}
 PARAMS = [pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name in SLOW else []) for p in EXAMPLES]
 
 
