@@ -120,7 +120,7 @@ def build_sweep(raw: dict, base_dir=Path("."), text: str = "", validate=None) ->
         label = ", ".join(f"{k} = {v!r}" for k, v in zip(keys, vals))
         resolved = validate(cell_raw, label) if validate is not None else ""
         name = "_".join(f"{n}{_format(v)}" for n, v in zip(names, vals))
-        cells.append(Cell(index, vals, name, cell_raw, cell_hash(cell_raw, Path(base_dir), resolved or "")))
+        cells.append(Cell(index, vals, name, cell_raw, cell_hash(cell_raw, Path(base_dir), resolved)))
     return Sweep(tuple(keys), names, tuple(values), tuple(cells), Path(base_dir), text)
 
 
