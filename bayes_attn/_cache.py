@@ -63,4 +63,41 @@ def limit_xla_threads() -> None:
         os.environ["XLA_FLAGS"] = (flags + " " + SINGLE_THREAD_XLA_FLAGS).strip()
 
 
-__all__ = ["ENV", "cache_dir", "enable_compilation_cache", "limit_xla_threads", "SINGLE_THREAD_XLA_FLAGS"]
+def memory_map_usage() -> tuple[int, int] | None:
+    """``(memory maps of this process, the kernel's per-process limit vm.max_map_count)``; ``None``
+    where ``/proc`` does not tell (not Linux)."""
+    try:
+        with open("/proc/self/maps", "rb") as fh:
+            n = sum(1 for _ in fh)
+        with open("/proc/sys/vm/max_map_count") as fh:
+            return n, int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def release_compiled_programs(fraction: float = 0.5) -> bool:
+    """Drop every compiled XLA program of this process (``jax.clear_caches()``) when its memory maps
+    pass ``fraction`` of the kernel's limit; returns whether it did.
+
+    *(measured, 2026-12-01)* Every compiled CPU executable keeps its JIT-loaded code in anonymous memory
+    maps (a NUTS, MALA or Gibbs program of a small problem: 1000-1700 maps) for as long as JAX's caches
+    hold it.  A process that compiles many distinct programs (one test worker: 63 450 maps after 46
+    sampler tests, against Linux's default limit of 65 530) then dies of a segmentation fault inside
+    XLA's compiler when the next ``mmap`` fails.  ``jax.clear_caches()`` releases them (7090 -> 1614
+    maps after four sampler runs); the price is recompiling what is used again.  Called between sweep
+    cells and between tests.
+    """
+    usage = memory_map_usage()
+    if usage is None or usage[0] < fraction * usage[1]:
+        return False
+    import gc
+
+    import jax
+
+    jax.clear_caches()
+    gc.collect()
+    return True
+
+
+__all__ = ["ENV", "cache_dir", "enable_compilation_cache", "limit_xla_threads", "SINGLE_THREAD_XLA_FLAGS",
+           "memory_map_usage", "release_compiled_programs"]

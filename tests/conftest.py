@@ -15,9 +15,9 @@ if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
 if "xla_force_host_platform_device_count" not in os.environ["XLA_FLAGS"]:
     os.environ["XLA_FLAGS"] += " --xla_force_host_platform_device_count=2"
 # The persistent compilation cache is OFF in the tests and the processes they start (set
-# BAYES_ATTN_CACHE_DIR to turn it on): CI starts from an empty cache, so it saves little there, and one
-# suite run on 2026-11-30 lost a worker to a segmentation fault inside XLA's executable.serialize()
-# while writing an entry (not reproduced alone; tests/test_cache.py covers the cache itself).
+# BAYES_ATTN_CACHE_DIR to turn it on): CI starts from an empty cache, so it saves little there.  (One
+# suite run on 2026-11-30 lost a worker to a segmentation fault inside XLA's executable.serialize(); the
+# cause was found on 2026-12-01: the worker had run out of memory maps, see _bounded_memory_maps below.)
 os.environ.setdefault("BAYES_ATTN_CACHE_DIR", "off")
 
 import bayes_attn  # noqa: E402,F401  (float64)
@@ -25,7 +25,7 @@ from bayes_attn.inference import request_host_devices  # noqa: E402
 
 request_host_devices(2)
 
-from bayes_attn._cache import enable_compilation_cache  # noqa: E402
+from bayes_attn._cache import enable_compilation_cache, release_compiled_programs  # noqa: E402
 
 enable_compilation_cache()
 
@@ -51,6 +51,16 @@ def random_task(P=6, Q=4, S=3, n0=4, heads=(2,), seed=0, style="w", readout_name
     y_tr = np.sign(rng.standard_normal(P))
     y_te = np.sign(rng.standard_normal(Q))
     return Task(x_tr, y_tr, x_te, y_te, tuple(layers), name="random")
+
+
+@pytest.fixture(autouse=True)
+def _bounded_memory_maps():
+    """A test worker compiles hundreds of programs; each keeps its JIT code in memory maps until JAX's
+    caches drop it, and at Linux's vm.max_map_count (65 530) the next compilation segfaults inside XLA
+    (it took down an xdist worker in tests/test_wishart.py twice).  Drop the compiled programs when the
+    maps pass half the limit (bayes_attn._cache.release_compiled_programs)."""
+    yield
+    release_compiled_programs()
 
 
 @pytest.fixture

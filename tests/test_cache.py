@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from bayes_attn._cache import SINGLE_THREAD_XLA_FLAGS, cache_dir, limit_xla_threads
+from bayes_attn._cache import (SINGLE_THREAD_XLA_FLAGS, cache_dir, limit_xla_threads, memory_map_usage,
+                               release_compiled_programs)
 
 
 @pytest.mark.parametrize("value", ["off", "OFF", "0", "none", "false", ""])
@@ -54,3 +55,24 @@ def test_second_process_loads_the_compiled_program_from_disk(tmp_path):
     assert out[0][0] == out[1][0]  # same value
     assert int(out[0][1]) == 0 and int(out[1][1]) >= 1, out  # cold, then a hit
     assert any((tmp_path / "cache").iterdir())
+
+
+@pytest.mark.skipif(memory_map_usage() is None, reason="needs Linux /proc")
+def test_release_compiled_programs_frees_their_memory_maps():
+    """A sampler's compiled programs hold ~1000+ memory maps until released; below the threshold
+    nothing is dropped, above it they are freed."""
+    from conftest import random_task
+
+    from bayes_attn.inference import SamplerConfig, sample
+
+    release_compiled_programs(0.0)
+    before = memory_map_usage()[0]
+    task = random_task(P=5, Q=2, S=2, n0=3, heads=(1,), seed=4)
+    sample(task, task.spec(width=3, temperature=0.5),
+           SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=5, draws=5, seed=0, progress_bar=False))
+    grown = memory_map_usage()[0]
+    assert grown > before + 300, (before, grown)
+    assert release_compiled_programs(1.0) is False  # below the limit: kept
+    assert memory_map_usage()[0] >= grown - 10
+    assert release_compiled_programs(0.0) is True
+    assert memory_map_usage()[0] < grown - 300, (before, grown, memory_map_usage())

@@ -48,10 +48,10 @@ def test_reference_agrees_with_weight_space_importance_sampling(problem):
 CASES = [("nuts", "weights"), ("nuts", "collapsed"), ("nuts", "order_parameters"), ("mala", "collapsed"),
          ("mala", "order_parameters"), ("ula", "collapsed"), ("gibbs", "weights"), ("gibbs", "collapsed")]
 
-#: Each case samples in a fresh process: twice on 2026-11-30 an xdist worker that had run many other tests
-#: died of a segmentation fault inside XLA (once in ``executable.serialize()``, once in the compiler) while
-#: compiling one of these programs; neither reproduced alone (nor with a 1 MB stack).  A crash now fails
-#: the one case with XLA's message instead of taking the worker down.
+#: Each case samples in a fresh process.  On 2026-11-30 xdist workers that had run many other tests died of a
+#: segmentation fault inside XLA while compiling these programs; the cause (found 2026-12-01) was the
+#: worker's memory maps reaching vm.max_map_count, which tests/conftest.py now prevents.  The fresh process
+#: stays: a crash there fails one case with XLA's message instead of taking a worker down.
 RUN_CASE = r"""
 import json, sys
 import numpy as np, arviz as az

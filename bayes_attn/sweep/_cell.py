@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._cache import enable_compilation_cache, limit_xla_threads
+from .._cache import enable_compilation_cache, limit_xla_threads, release_compiled_programs
 from .._errors import InputError
 
 #: the summary of a cell, one variable of ``sweep.nc`` each
@@ -69,6 +69,7 @@ def run_cell(raw: dict, base_dir: str, cells_dir: str, name: str, cell_hash: str
     """
     limit_xla_threads()
     enable_compilation_cache()
+    release_compiled_programs()  # a worker that has compiled many shapes would run out of memory maps
     from ..inference import parse_config, sample, write_netcdf, write_run
     from ..theory import scan
 

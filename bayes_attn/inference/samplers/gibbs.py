@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from ...linalg import apply_kernel
+from ...linalg import apply_kernel, shifted_cholesky
 from ...network import apply_layer, backward_vectors, head_membership, path_forward, project_input
 from ..models import weight_shapes
 from ._adapt import std_normal
@@ -100,9 +100,9 @@ def matheron(rng_key, lin, z_shape, G, y, T):
     z0 = std_normal(k_z, z_shape, y.dtype)
     eps = jnp.sqrt(T) * std_normal(k_e, y.shape, y.dtype)
     f0, vjp = jax.vjp(lin, z0)
-    Lc = jnp.linalg.cholesky(G + T * jnp.eye(y.shape[0], dtype=y.dtype))
+    Lc, ok = shifted_cholesky(G, T)
     alpha = jsl.cho_solve((Lc, True), y - f0 - eps)
-    return z0 + vjp(alpha)[0], jnp.all(jnp.isfinite(Lc))
+    return z0 + vjp(alpha)[0], ok
 
 
 def scale_move(rng_key, zA, zB):
