@@ -83,9 +83,9 @@ def release_compiled_programs(fraction: float = 0.5) -> bool:
     maps (a NUTS, MALA or Gibbs program of a small problem: 1000-1700 maps) for as long as JAX's caches
     hold it.  A process that compiles many distinct programs (one pytest process: 63 450 maps after
     the 46 tests of test_driver.py and test_wishart.py, against Linux's default limit of 65 530) then
-    dies of a segmentation fault inside XLA's compiler when the next ``mmap`` fails.  ``jax.clear_caches()`` releases them (7090 -> 1614
-    maps after four sampler runs); the price is recompiling what is used again.  Called between sweep
-    cells and between tests.
+    dies of a segmentation fault inside XLA's compiler when the next ``mmap`` fails.
+    ``jax.clear_caches()`` releases them (7090 -> 1614 maps after four sampler runs); the price is
+    recompiling what is used again.  Called between sweep cells and between tests.
     """
     usage = memory_map_usage()
     if usage is None or usage[0] < fraction * usage[1]:
