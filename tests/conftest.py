@@ -55,10 +55,8 @@ def random_task(P=6, Q=4, S=3, n0=4, heads=(2,), seed=0, style="w", readout_name
 
 @pytest.fixture(autouse=True)
 def _bounded_memory_maps():
-    """A test worker compiles hundreds of programs; each keeps its JIT code in memory maps until JAX's
-    caches drop it, and at Linux's vm.max_map_count (65 530) the next compilation segfaults inside XLA
-    (it took down an xdist worker in tests/test_wishart.py twice).  Drop the compiled programs when the
-    maps pass half the limit (bayes_attn._cache.release_compiled_programs)."""
+    """A test worker compiles hundreds of programs and would run out of memory maps (a segfault inside
+    XLA; see bayes_attn._cache.release_compiled_programs): drop them past half the kernel's limit."""
     yield
     release_compiled_programs()
 
