@@ -1,5 +1,5 @@
-"""Benchmark scripts run (tiny sizes): the device benchmark's --smoke mode on the CPU (issue 13), and the
-sweep benchmark's --smoke mode (slow: it starts about fifteen processes)."""
+"""Benchmark scripts run (tiny sizes): the device benchmark's --smoke mode on the CPU (issue 13), the sweep
+benchmark's --smoke mode (it starts about fifteen processes) and the Wishart-sites benchmark; all slow."""
 
 import json
 import os
@@ -37,3 +37,15 @@ def test_sweep_benchmark_smoke(tmp_path):
     res = json.loads(out.read_text())
     assert set(res["median_wall_s"]) == {"processes", "processes_warm_cache", "sweep_1", "sweep_2"}
     assert res["theory"]["theory_cold_s"] > 0 and "split_warm" in res["theory"]
+
+
+@pytest.mark.slow
+def test_wishart_sites_benchmark_smoke(tmp_path):
+    """benchmarks/wishart_sites/run.py at tiny sizes: both coordinates run and the JSON has what the table reads."""
+    out = tmp_path / "sites.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "wishart_sites" / "run.py"), "--draws", "100",
+                           "--warmup", "100", "--out", str(out)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert [c["sites"] for c in res["cases"]] == ["centred", "noncentred"]
+    assert all(c["median_steps"] >= 1 and len(c["step_size"]) == 4 for c in res["cases"])

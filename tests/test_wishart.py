@@ -83,6 +83,41 @@ def test_pack_unpack_roundtrip_and_gp_centre():
         np.testing.assert_allclose(a, b, atol=1e-13)
 
 
+@pytest.mark.parametrize("spec", [SPEC3, NetworkSpec(heads=(2, 1, 2), n0=2, width=(4, 3, 2, 8),
+                                                     variances=(1.0, 1.2, 0.8, 0.9, 1.1))])
+def test_prior_in_the_sites_is_the_bartlett_product(spec):
+    """Non-centred sites (docs/theory.md eq. (5.2f)): under the prior the sites are independent standard laws,
+    whatever ``U_{l+1}``: ``xi_a`` and the diagonal sites are log chi-square (``N A_ii^2 ~ chi2(N - i + 1)``,
+    Bartlett), the off-diagonal sites are N(0, 1).  So the prior log-density in the sites is that product
+    (scipy) at random sites, and its cross-layer Hessian blocks vanish (no funnel; the centred sites had O(1) cross terms)."""
+    layout, hyper = _layout(spec)
+    N = spec.widths
+    rng = np.random.default_rng(8)
+    xi = {k: jnp.asarray(rng.normal(scale=1.5, size=s)) for k, s in layout.site_shapes().items()}
+
+    def log_prior(z):
+        U_a, Us, log_jac = layout.unpack(z, hyper)
+        return prior_log_density(U_a, Us, hyper) + log_jac
+
+    x_a = N[-1] * np.exp(float(xi["xi_a"]) / np.sqrt(N[-1]))
+    ref = stats.chi2(N[-1]).logpdf(x_a) + np.log(x_a) - 0.5 * np.log(N[-1])
+    for l, p in enumerate(layout.sizes, start=1):
+        z, n = np.asarray(xi[f"xi_{l}"]), N[l - 1]
+        rows, cols = np.tril_indices(p)
+        for k, (i, j) in enumerate(zip(rows, cols)):
+            if i == j:
+                x = n * np.exp(2 * z[k] / np.sqrt(n))
+                ref += stats.chi2(n - i).logpdf(x) + np.log(2 * x) - 0.5 * np.log(n)
+            else:
+                ref += stats.norm.logpdf(z[k])
+    np.testing.assert_allclose(float(log_prior(xi)), ref, rtol=1e-11)
+    hess = jax.hessian(log_prior)(xi)
+    for a in layout.site_names:
+        for b in layout.site_names:
+            if a != b:
+                np.testing.assert_allclose(np.asarray(hess[a][b]), 0.0, atol=1e-10, err_msg=f"{a}, {b}")  # roundoff
+
+
 # ---- log-density -----------------------------------------------------------------------------
 
 def _scipy_chain_logpdf(spec, U_a, Us):

@@ -11,9 +11,12 @@ It lives in ``1 + sum_l p_l (p_l + 1) / 2`` dimensions whatever the width.  The 
 (§4.4) is its Laplace limit.  This module holds the density; :mod:`bayes_attn.inference` samples it
 (the ``order_parameters`` model) and :mod:`._evidence` integrates it.
 
-Coordinates *(project choice)*: ``U_l = L_l L_l^T`` (log-Cholesky, eq. (5.2d)) and ``U_a = e^{theta_a}`` (eq. (5.2e));
-the sites are ``xi = sqrt(N_l) (theta - theta_GP)``, centred at the no-data point ``U_l = s_l I``
-(eq. (4.6a)) and scaled so that every site has prior scale O(1) at every width (docs/wishart.md).
+Coordinates *(project choice)*, eq. (5.2f): non-centred (Bartlett) sites.  ``U_a = sigma_a^2 e^{xi_a / sqrt(N_a)}``
+and ``U_l = C_l A_l A_l^T C_l^T`` with ``C_l C_l^T`` the scale of ``U_l | U_{l+1}`` and ``A_l`` the
+log-Cholesky factor (eq. (5.2d)) of ``xi_l / sqrt(N_l)``.  Under the prior the sites are independent
+standard laws (log chi-square on diagonals, N(0, 1) off them) at every width; ``xi = 0`` is the no-data
+point ``U_l = s_l I`` (eq. (4.6a)).  The centred sites used before had a funnel at small width
+(docs/wishart.md).
 
 Widths, variances and the temperature enter through a traced :class:`~bayes_attn.network.Hyper`,
 so one compiled density serves every width.
@@ -24,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import jax.numpy as jnp
+import jax.scipy.linalg as jsl
 import numpy as np
 from jax.scipy.special import multigammaln
 
@@ -74,40 +78,45 @@ class OrderParameterLayout:
     def site_shapes(self) -> dict[str, tuple[int, ...]]:
         return {"xi_a": (), **{f"xi_{l}": (tril_size(p),) for l, p in enumerate(self.sizes, start=1)}}
 
-    def centre(self, hyper):
-        """``(ln sigma_a^2, [theta_1, ..., theta_L])``: log-Cholesky parameters of the no-data point (eq. (4.6a))."""
-        s = hyper.sigma2_readout
-        thetas = []
-        for l in range(self.n_layers, 0, -1):
-            s = s * hyper.sigma2_layers[l - 1]
-            thetas.append(cholesky_theta(s * jnp.eye(self.sizes[l - 1])))
-        return jnp.log(hyper.sigma2_readout), thetas[::-1]
+    def scale_factor(self, l: int, U_next, hyper):
+        """``C_l = sigma_l (I_{H_l} kron chol U_{l+1})``: the Cholesky factor of the scale ``Sigma_l`` of
+        ``N_l U_l | U_{l+1} ~ Wishart(N_l, Sigma_l)`` (eq. (5.2a)); ``U_next`` is ``U_{l+1}`` (``U_a`` as 1 x 1 for l = L)."""
+        H = self.sizes[l - 1] // U_next.shape[0]
+        return jnp.sqrt(hyper.sigma2_layers[l - 1]) * jnp.kron(jnp.eye(H), jnp.linalg.cholesky(U_next))
 
     def unpack(self, xi: dict, hyper):
-        """Sites -> ``(U_a, [U_1, ..., U_L], log_jacobian)``.
+        """Sites -> ``(U_a, [U_1, ..., U_L], log_jacobian)`` (eq. (5.2f), non-centred).
 
-        ``log_jacobian`` is that of ``xi -> (U_a, upper triangles of U_l)``: the Cholesky and
-        exponential Jacobians of eqs. (5.2d), (5.2e) plus the constant of the affine centring.
+        ``U_a = sigma_a^2 exp(xi_a / sqrt(N_a))``; then for ``l = L, ..., 1``: ``A_l`` = the
+        log-Cholesky factor of ``xi_l / sqrt(N_l)`` and ``U_l = C_l A_l A_l^T C_l^T``.
+        ``log_jacobian`` is that of ``xi -> (U_a, upper triangles of U_l)``: eqs. (5.2d), (5.2e), the
+        ``|det C_l|^(p_l + 1)`` of ``W -> C W C^T`` and the constants of the width scaling.
         """
-        centre_a, centre = self.centre(hyper)
         N_a = hyper.widths[-1]
-        theta_a = centre_a + xi["xi_a"] / jnp.sqrt(N_a)
+        theta_a = jnp.log(hyper.sigma2_readout) + xi["xi_a"] / jnp.sqrt(N_a)
+        U_a = jnp.exp(theta_a)
         log_jac = theta_a - 0.5 * jnp.log(N_a)
-        Us = []
-        for l, p in enumerate(self.sizes, start=1):
-            N = hyper.widths[l - 1]
-            theta = centre[l - 1] + xi[f"xi_{l}"] / jnp.sqrt(N)
-            L = cholesky_factor(theta, p)
-            Us.append(L @ L.T)
-            log_jac = log_jac + cholesky_log_jacobian(theta, p) - 0.5 * tril_size(p) * jnp.log(N)
-        return jnp.exp(theta_a), Us, log_jac
+        Us = [None] * self.n_layers
+        U_next = U_a.reshape(1, 1)
+        for l in range(self.n_layers, 0, -1):
+            p, N = self.sizes[l - 1], hyper.widths[l - 1]
+            theta = xi[f"xi_{l}"] / jnp.sqrt(N)
+            C = self.scale_factor(l, U_next, hyper)
+            L = C @ cholesky_factor(theta, p)  # lower triangular, positive diagonal: the Cholesky factor of U_l
+            U_next = Us[l - 1] = L @ L.T
+            log_jac = (log_jac + cholesky_log_jacobian(theta, p) + (p + 1) * jnp.sum(jnp.log(jnp.diagonal(C)))
+                       - 0.5 * tril_size(p) * jnp.log(N))
+        return U_a, Us, log_jac
 
     def pack(self, U_a, Us, hyper) -> dict:
-        """Inverse of :meth:`unpack`: order parameters -> sites (``U_l`` positive definite)."""
-        centre_a, centre = self.centre(hyper)
-        xi = {"xi_a": jnp.sqrt(hyper.widths[-1]) * (jnp.log(U_a) - centre_a)}
-        for l, U in enumerate(Us, start=1):
-            xi[f"xi_{l}"] = jnp.sqrt(hyper.widths[l - 1]) * (cholesky_theta(U) - centre[l - 1])
+        """Inverse of :meth:`unpack`: order parameters -> sites (``U_l`` positive definite);
+        ``A_l = C_l^{-1} chol U_l``."""
+        xi = {"xi_a": jnp.sqrt(hyper.widths[-1]) * (jnp.log(U_a) - jnp.log(hyper.sigma2_readout))}
+        U_next = jnp.reshape(U_a, (1, 1))
+        for l in range(self.n_layers, 0, -1):
+            A = jsl.solve_triangular(self.scale_factor(l, U_next, hyper), jnp.linalg.cholesky(Us[l - 1]), lower=True)
+            xi[f"xi_{l}"] = jnp.sqrt(hyper.widths[l - 1]) * cholesky_theta(A @ A.T)
+            U_next = Us[l - 1]
         return xi
 
 

@@ -6,8 +6,7 @@ warm-up adaptation state: step size, dual-averaging and Welford states, mass mat
 the chain's RNG key), so a checkpoint of it resumes a run exactly, in warm-up as well.  Chains
 start as NumPyro's ``NUTS.init`` starts them (``init_to_uniform``, keys split the same way), so
 the draws are those of ``numpyro.infer.MCMC(..., chain_method="vectorized", jit_model_args=True)``
-with the same seed (bit for bit on the order-parameter model; up to floating-point reassociation
-on the weight models, docs/samplers.md).
+with the same seed, up to floating-point reassociation (docs/samplers.md).
 
 Stats: ``acceptance_rate`` = mean Metropolis acceptance over the tree; ``n_steps`` = leapfrog
 steps; ``tree_depth = floor(log2 n_steps) + 1``; ``energy`` = Hamiltonian; ``lp`` = ``-potential``.
