@@ -99,5 +99,40 @@ def release_compiled_programs(fraction: float = 0.5) -> bool:
     return True
 
 
-__all__ = ["ENV", "cache_dir", "enable_compilation_cache", "limit_xla_threads", "SINGLE_THREAD_XLA_FLAGS",
-           "memory_map_usage", "release_compiled_programs"]
+#: JAX's monitoring events that make up compiling a program: tracing to a jaxpr, lowering to MLIR and XLA's
+#: backend compilation (a persistent-cache hit skips the last one).
+COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
+                  "/jax/core/compile/backend_compile_duration")
+
+
+class CompileTimer:
+    """Seconds this process spends compiling inside a ``with`` block, from JAX's own monitoring events.
+
+    ``seconds`` (trace + lower + XLA compile) and ``programs`` (XLA compilations) are read after the
+    block; the sweep stores them per cell (``compile_s``), next to the cell's wall time.
+    """
+
+    def __init__(self):
+        self.seconds = 0.0
+        self.programs = 0
+
+    def _listen(self, name, duration, **kwargs):
+        if name in COMPILE_EVENTS:
+            self.seconds += float(duration)
+            self.programs += name == COMPILE_EVENTS[-1]
+
+    def __enter__(self):
+        import jax.monitoring
+
+        jax.monitoring.register_event_duration_secs_listener(self._listen)
+        return self
+
+    def __exit__(self, *exc):
+        import jax.monitoring
+
+        jax.monitoring.unregister_event_duration_listener(self._listen)
+        return False
+
+
+__all__ = ["ENV", "COMPILE_EVENTS", "CompileTimer", "cache_dir", "enable_compilation_cache", "limit_xla_threads",
+           "SINGLE_THREAD_XLA_FLAGS", "memory_map_usage", "release_compiled_programs"]

@@ -227,42 +227,56 @@ def test_importing_inference_leaves_the_jax_backend_alone():
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
-def test_compiled_once_per_shape():
-    """Width, temperature, seed and prior variances are traced: a second run of the order-parameter model at
-    another width/T/seed/variances, and of the collapsed model at another T/seed/variances, reuses every
-    compiled program (no new entry in the runner's program cache, no retrace of the jitted chunks, no retrace
-    of the theory solver)."""
-    from bayes_attn.inference import CollapsedModel, OrderParameterModel
-    from bayes_attn.inference._runner import compiled
-    from bayes_attn.inference.samplers import Settings
+def test_theory_solver_compiled_once_per_shape():
+    """Widths, temperature and prior variances are traced in the theory solver: a second solve at other
+    values does not retrace its Newton step (the samplers: test_a_second_cell_compiles_nothing)."""
     from bayes_attn.theory import solve
     from bayes_attn.theory._solver import _newton_data
 
     task, spec = _problem()
     spec = spec.with_(width=5)
-    base = dict(chains=2, warmup=4, draws=4, checkpoint_every=2, progress_bar=False, chain_method="vectorized")
-    for model_kind, model, changes in (
-            ("order_parameters", OrderParameterModel(spec.heads),
-             dict(width=(9, 7, 6), temperature=0.05, variances=(1.0, 0.7, 1.3, 0.9))),
-            ("collapsed", CollapsedModel(spec.heads, n0=spec.n0, widths=spec.widths),
-             dict(temperature=0.05, variances=(1.0, 0.7, 1.3, 0.9)))):
-        cfg = SamplerConfig(model=model_kind, seed=0, **base)
-        sample(task, spec, cfg)
-        n_programs = compiled.cache_info().currsize
-        parts = [("init",), ("warmup", 2), ("end",), ("draw", 2, 1)]
-        fns = [compiled("nuts", model, Settings.from_config(cfg), False, "vectorized", *p) for p in parts]
-        sizes = [f._cache_size() for f in fns]
-        assert compiled.cache_info().currsize == n_programs  # the same objects come back
-        sample(task, spec.with_(**changes), SamplerConfig(model=model_kind, seed=11, **base))
-        assert compiled.cache_info().currsize == n_programs, model_kind
-        # no retrace: no new entry in any chunk's jit cache (an earlier test in the same process may have
-        # traced the same cached program at other shapes, so the counts are compared, not fixed at 1)
-        assert [f._cache_size() for f in fns] == sizes and min(sizes) >= 1, model_kind
     phi = task.phi("train", spec)
     solve(spec, phi, task.y_train)
     n = _newton_data._cache_size()
     solve(spec.with_(width=(40, 30, 20), temperature=0.07, variances=(1.2, 0.9, 1.1, 0.8)), phi, task.y_train)
     assert _newton_data._cache_size() == n
+
+
+COMPILE_CASES = [("nuts", "weights", False), ("nuts", "collapsed", False), ("nuts", "order_parameters", True),
+                 ("mala", "collapsed", False), ("ula", "collapsed", False), ("gibbs", "weights", False)]
+
+
+@pytest.mark.parametrize("kind,model,new_width", COMPILE_CASES, ids=[f"{k}-{m}" for k, m, _ in COMPILE_CASES])
+def test_a_second_cell_compiles_nothing(kind, model, new_width):
+    """Every sampler kind: after one run, a run at another temperature, seed and prior variances (and width,
+    on the order-parameter model, whose shapes do not depend on it) triggers no XLA compilation at all,
+    counted by JAX's own compile events (a fresh jitted function must register one, so the counter is shown
+    to work; the first run may reuse programs an earlier test compiled)."""
+    import jax
+    import jax.monitoring as monitoring
+
+    events = []
+
+    def listener(name, duration, **kw):
+        if name == "/jax/core/compile/backend_compile_duration":
+            events.append(duration)
+
+    task, spec = _problem()
+    spec = spec.with_(width=5)
+    base = dict(kind=kind, model=model, chains=2, warmup=4, draws=4, checkpoint_every=2, progress_bar=False,
+                chain_method="vectorized")
+    changes = dict(temperature=0.05, variances=(1.0, 0.7, 1.3, 0.9), **({"width": (9, 7, 6)} if new_width else {}))
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        jax.jit(lambda x: x * 3.0 + 1.0)(np.zeros(3))  # a new function: one compilation
+        assert len(events) == 1
+        sample(task, spec, SamplerConfig(seed=0, **base))
+        first = len(events)
+        sample(task, spec.with_(**changes), SamplerConfig(seed=11, **base))
+        second = len(events) - first
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+    assert second == 0, f"{kind}/{model}: {second} XLA compilations in the second cell"
 
 
 DEVICE_CASES = [("nuts", "weights"), ("nuts", "collapsed"), ("nuts", "order_parameters"), ("mala", "collapsed"),
@@ -296,7 +310,8 @@ def test_vectorized_and_parallel_chains_give_the_same_draws(kind, model):
 
 def test_nuts_draws_are_numpyros_mcmc_draws():
     """samplers/nuts.py is NumPyro's own NUTS: on the order-parameter model the runner's draws equal those of
-    numpyro.infer.MCMC (vectorized chains, traced model arguments) with the same seed."""
+    numpyro.infer.MCMC (vectorized chains, traced model arguments) with the same seed, up to floating-point
+    reassociation (XLA fuses the chunked loop differently: measured relative 2e-9 after 30 iterations)."""
     import jax
     from numpyro.infer import MCMC, NUTS
 

@@ -128,8 +128,15 @@ def test_sweep_is_idempotent_resumable_and_extensible(tmp_path):
     ds = xr.open_dataset(out / "sweep.nc", engine="h5netcdf").load()
     assert ds["acc_sampled"].dims == ("width", "seed") and list(ds["width"].values) == [5, 8]
     for v in ("acc_sampled", "acc_theory", "acc_gp", "mean_rel_err", "U_rel_err", "max_rhat", "min_ess_bulk",
-              "divergences", "converged", "wall_s", "cell", "status", "error"):
+              "divergences", "converged", "wall_s", "compile_s", "cell", "status", "error"):
         assert v in ds, v
+    # compile once per shape: width and seed are traced, so after the first cell (run first, in this
+    # process) the other three compile nothing (JAX's compile events, bayes_attn._cache.CompileTimer)
+    comp = ds["compile_s"]
+    assert float(comp.sel(width=5, seed=0)) > 0.5
+    assert float(comp.max()) == float(comp.sel(width=5, seed=0))
+    assert float(comp.sum()) - float(comp.sel(width=5, seed=0)) < 0.05, comp.values
+    assert np.all(ds["wall_s"].values > comp.values)
     assert set(ds["status"].values.ravel()) == {"done"} and np.all(np.isfinite(ds["acc_theory"].values))
     # a cell file is an ordinary run file that reopens anywhere, with its theory next to it
     dt = read_run(out / "cells" / "width5_seed0.nc")

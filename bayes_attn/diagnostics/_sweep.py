@@ -2,7 +2,7 @@
 
 ``sweep.nc`` (written by ``bayes-attn sweep``) has one dimension per sweep axis and the cell summaries
 (``acc_sampled``, ``acc_theory``, ``acc_gp``, ``mean_rel_err``, ``U_rel_err``, ``max_rhat``,
-``min_ess_bulk``, ``divergences``, ``converged``, ``wall_s``, ``cell``, ``status``, ``error``).
+``min_ess_bulk``, ``divergences``, ``converged``, ``wall_s``, ``compile_s``, ``cell``, ``status``, ``error``).
 The figures put the width (or the first axis) on the x axis, one line per combination of the other
 axes, with the seed axis (if any) summarised as mean ± s.d.
 """
@@ -111,7 +111,7 @@ def sweep_figures(ds: xr.Dataset) -> dict:
 
 
 TABLE_COLUMNS = ("acc_sampled", "acc_theory", "acc_gp", "mean_rel_err", "U_rel_err", "max_rhat", "min_ess_bulk",
-                 "divergences", "converged", "wall_s", "status")
+                 "divergences", "converged", "wall_s", "compile_s", "status")
 
 
 def overview_rows(ds: xr.Dataset) -> list[dict]:

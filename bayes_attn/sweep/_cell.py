@@ -8,6 +8,10 @@ Runs in a Dask worker process (or in the calling process).  Files, under ``DIR/c
   (the layout of ``bayes-attn theory``);
 * ``<name>.nc.ckpt.npz`` while sampling: a killed sweep resumes the cell from it.
 
+``sweep.nc`` holds per cell ``wall_s`` (sampling + theory) and ``compile_s``, the part of it spent
+tracing, lowering and compiling (:class:`bayes_attn._cache.CompileTimer`, JAX's monitoring events):
+near zero for a cell whose shapes an earlier cell of the same worker compiled.
+
 A cell whose run and theory files exist, are readable and carry the same hash is **reused**: nothing
 is recomputed or rewritten.
 """
@@ -20,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .._cache import enable_compilation_cache, limit_xla_threads, release_compiled_programs
+from .._cache import CompileTimer, enable_compilation_cache, limit_xla_threads, release_compiled_programs
 from .._errors import InputError
 
 #: the summary of a cell, one variable of ``sweep.nc`` each
 ROW = ("acc_sampled", "acc_theory", "acc_gp", "mean_rel_err", "U_rel_err", "max_rhat", "min_ess_bulk",
-       "divergences", "converged", "wall_s")
+       "divergences", "converged", "wall_s", "compile_s")
 
 
 def cell_files(cells_dir, name: str) -> tuple[Path, Path, Path]:
@@ -58,6 +62,7 @@ def summarise(dt, theory, diagnostics: dict, name: str) -> dict:
     g = run_gaps(theory, dt, name=name, thresholds=Thresholds(**diagnostics))
     row = {k: g[k] for k in ROW if k in g}
     row["wall_s"] = float(dt.attrs.get("wall_time_s", np.nan)) + float(theory.attrs.get("wall_time_s", 0.0))
+    row["compile_s"] = float(dt.attrs.get("compile_time_s", np.nan)) + float(theory.attrs.get("compile_time_s", 0.0))
     return row
 
 
@@ -84,11 +89,14 @@ def run_cell(raw: dict, base_dir: str, cells_dir: str, name: str, cell_hash: str
         task = cfg.task()
         spec = cfg.spec(task)
         t0 = time.perf_counter()
-        theory = scan(task, spec, [spec.widths], [spec.temperature], **_theory_options(raw))
-        theory.attrs.update(cell_hash=cell_hash, wall_time_s=time.perf_counter() - t0)
+        with CompileTimer() as ct:
+            theory = scan(task, spec, [spec.widths], [spec.temperature], **_theory_options(raw))
+        theory.attrs.update(cell_hash=cell_hash, wall_time_s=time.perf_counter() - t0, compile_time_s=ct.seconds)
         sampler = cfg.sampler.__class__(**{**vars(cfg.sampler), "progress_bar": progress})
-        dt = sample(task, spec, sampler, config_text=_cell_text(raw), checkpoint=ckpt, resume=True,
-                    attrs={"cell_hash": cell_hash, "cell": name})
+        with CompileTimer() as cs:
+            dt = sample(task, spec, sampler, config_text=_cell_text(raw), checkpoint=ckpt, resume=True,
+                        attrs={"cell_hash": cell_hash, "cell": name})
+        dt.attrs["compile_time_s"] = cs.seconds  # of this process's part of the run (a resumed run: the last part)
         if not np.all(np.isfinite(dt["posterior"].ds["f"].values)):
             raise FloatingPointError("non-finite predictions in the posterior draws")
         write_netcdf(theory, theory_file)
