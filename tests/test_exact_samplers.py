@@ -48,50 +48,36 @@ def test_reference_agrees_with_weight_space_importance_sampling(problem):
 CASES = [("nuts", "weights"), ("nuts", "collapsed"), ("nuts", "order_parameters"), ("mala", "collapsed"),
          ("mala", "order_parameters"), ("ula", "collapsed"), ("gibbs", "weights"), ("gibbs", "collapsed")]
 
-#: Each case samples in a fresh process.  On 2026-11-30 xdist workers that had run many other tests died of a
-#: segmentation fault inside XLA while compiling these programs; the cause (found 2026-12-01) was the
-#: worker's memory maps reaching vm.max_map_count, which tests/conftest.py now prevents.  The fresh process
-#: stays: a crash there fails one case with XLA's message instead of taking a worker down.
-RUN_CASE = r"""
-import json, sys
-import numpy as np, arviz as az
-sys.path.insert(0, sys.argv[1])
-from conftest import random_task
-from bayes_attn.inference import SamplerConfig, predictor_statistics, sample
-kind, model, T, VAR = sys.argv[2], sys.argv[3], float(sys.argv[4]), tuple(json.loads(sys.argv[5]))
-task = random_task(P=6, Q=4, S=2, n0=3, heads=(1,), seed=21)
-spec = task.spec(width=3, temperature=T, variances=VAR)
-long = kind in ("mala", "ula")
-cfg = SamplerConfig(kind=kind, model=model, chains=4, warmup=500 if long else 300, draws=8000 if long else 1500,
-                    thinning=4 if long else 1, seed=3, progress_bar=False, checkpoint_every=500)
-dt = sample(task, spec, cfg)
-post = dt["posterior"].ds
-st = predictor_statistics(dt)
-f = post["f"]
-second = f ** 2 + (post["f_var"] if "f_var" in post else 0.0)
-print(json.dumps({"mean": np.asarray(st["mean"]).tolist(), "var": np.asarray(st["var"]).tolist(),
-                  "mcse_mean": np.asarray(az.mcse(f, method="mean")).tolist(),
-                  "mcse_second": np.asarray(az.mcse(second, method="mean")).tolist(),
-                  "rhat": float(np.max(np.asarray(az.rhat(f))))}))
-"""
+
+
+def _run_case(task, spec, kind, model):
+    """Sample the problem with ``kind`` / ``model``: predictor mean and variance, MCSEs, max R-hat (in process:
+    the memory-map fixture of tests/conftest.py keeps the worker below vm.max_map_count, docs/design.md)."""
+    import arviz as az
+
+    from bayes_attn.inference import SamplerConfig, predictor_statistics, sample
+
+    long = kind in ("mala", "ula")
+    cfg = SamplerConfig(kind=kind, model=model, chains=4, warmup=500 if long else 300, draws=8000 if long else 1500,
+                        thinning=4 if long else 1, seed=3, progress_bar=False, checkpoint_every=500)
+    dt = sample(task, spec, cfg)
+    post = dt["posterior"].ds
+    st = predictor_statistics(dt)
+    f = post["f"]
+    second = f ** 2 + (post["f_var"] if "f_var" in post else 0.0)
+    return {"mean": np.asarray(st["mean"]), "var": np.asarray(st["var"]),
+            "mcse_mean": np.asarray(az.mcse(f, method="mean")),
+            "mcse_second": np.asarray(az.mcse(second, method="mean")),
+            "rhat": float(np.max(np.asarray(az.rhat(f))))}
 
 
 @pytest.mark.parametrize("kind,model", CASES, ids=[f"{k}-{m}" for k, m in CASES])
 def test_sampler_recovers_the_exact_posterior(problem, kind, model):
     """Posterior predictive mean and variance of f on 4 test inputs: |sampled - exact| < 5 MCSE (ArviZ);
     ULA, biased by O(h) (h = 0.1 / lambda_max, docs/samplers.md), gets 8 % of the variance on top."""
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    _, _, (mean, var) = problem
-    proc = subprocess.run([sys.executable, "-c", RUN_CASE, str(Path(__file__).parent), kind, model, str(T),
-                           json.dumps(VAR)], capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    r = json.loads(proc.stdout.strip().splitlines()[-1])
-    st_mean, st_var = np.array(r["mean"]), np.array(r["var"])
-    mcse_mean, mcse_second = np.array(r["mcse_mean"]), np.array(r["mcse_second"])
+    task, spec, (mean, var) = problem
+    r = _run_case(task, spec, kind, model)
+    st_mean, st_var, mcse_mean, mcse_second = r["mean"], r["var"], r["mcse_mean"], r["mcse_second"]
     assert r["rhat"] < 1.05
     assert np.all(np.abs(st_mean - mean) < 5 * mcse_mean + 1e-9), (st_mean, mean, mcse_mean)
     # Var f = E[f^2] - E[f]^2: error <= MCSE(E[f^2]) + 2 |E f| MCSE(E f)
