@@ -38,6 +38,7 @@ def run(args) -> int:
     request_host_devices(cfg.sampler.chains)
     from dataclasses import replace
 
+    from .._io import remove_stale_temporaries
     from ..diagnostics import Thresholds, format_report, summarize
     from ..inference import sample, write_run
 
@@ -56,6 +57,7 @@ def run(args) -> int:
         raise
     write_run(dt, args.out)
     ckpt.unlink(missing_ok=True)
+    remove_stale_temporaries(ckpt)  # a checkpoint write cut by a kill left its temporary file
     print(f"wrote {args.out} ({dt.attrs['wall_time_s']:.1f} s sampling)")
     if not args.quiet:
         print(format_report(summarize(dt, Thresholds(**cfg.diagnostics))))

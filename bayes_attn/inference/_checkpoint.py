@@ -24,6 +24,7 @@ import jax
 import numpy as np
 
 from .._errors import InputError
+from .._io import remove_stale_temporaries, temporary_path
 from .._version import __version__
 
 #: run-only settings that do not change the draws
@@ -46,7 +47,8 @@ def fingerprint(cfg, spec, model, arrays) -> str:
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    remove_stale_temporaries(path)
+    tmp = temporary_path(path)
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)

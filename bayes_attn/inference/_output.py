@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 
 from .._errors import InputError
-from .._io import load_netcdf
+from .._io import load_netcdf, remove_stale_temporaries, temporary_path
 from ..theory import predictor_metrics
 
 _PACKAGES = ("bayes_attn", "jax", "jaxlib", "numpyro", "arviz", "arviz-base", "numpy", "xarray", "blackjax")
@@ -75,11 +75,12 @@ def write_netcdf(obj, path) -> None:
     folder, then a rename, so a kill never leaves a half-written file.  An unwritable folder or a
     full disk is an :class:`~bayes_attn.InputError` and leaves any earlier file at ``path`` intact."""
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    tmp = temporary_path(p)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         obj.to_netcdf(tmp, engine="h5netcdf")
         os.replace(tmp, p)
+        remove_stale_temporaries(p)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise InputError(f"out: cannot write {str(p)!r} ({exc.strerror or type(exc).__name__})") from None

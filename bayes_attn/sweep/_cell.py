@@ -26,6 +26,7 @@ import numpy as np
 
 from .._cache import CompileTimer, enable_compilation_cache, limit_xla_threads, release_compiled_programs
 from .._errors import InputError
+from .._io import remove_stale_temporaries
 
 #: the summary of a cell, one variable of ``sweep.nc`` each
 ROW = ("acc_sampled", "acc_theory", "acc_gp", "mean_rel_err", "U_rel_err", "max_rhat", "min_ess_bulk",
@@ -102,6 +103,7 @@ def run_cell(raw: dict, base_dir: str, cells_dir: str, name: str, cell_hash: str
         write_netcdf(theory, theory_file)
         write_run(dt, run_file)
         ckpt.unlink(missing_ok=True)
+        remove_stale_temporaries(ckpt)
         out.update(summarise(dt, theory, cfg.diagnostics, name), status="done")
     except Exception as exc:  # a failed cell is recorded, the sweep goes on
         line = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
