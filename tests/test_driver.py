@@ -84,7 +84,7 @@ class TestConfig:
         # within 5 combined MCSE); a broken vmap of the model would show up here
         import arviz as az
 
-        task, spec = _problem()
+        task, spec = _problem(ONE_LAYER)
         means = {}
         for method in ("vectorized", "sequential"):
             cfg = SamplerConfig(kind="nuts", collapsed=True, chains=2, warmup=200, draws=400, seed=3,
@@ -98,7 +98,7 @@ class TestConfig:
     def test_chunked_chain_methods_give_the_same_draws(self):
         # the custom kernels key every chain by fold_in(seed, chain), so vmap, pmap and lax.map
         # over chains must return the same exact-Gibbs draws up to floating-point reassociation
-        task, spec = _problem()
+        task, spec = _problem(ONE_LAYER)
         f = {}
         for method in ("vectorized", "parallel", "sequential"):
             cfg = SamplerConfig(kind="gibbs", collapsed=True, chains=2, warmup=4, draws=6, seed=5,
@@ -248,11 +248,14 @@ def test_theory_solver_compiled_once_per_shape():
     assert _newton_data._cache_size() == n
 
 
-COMPILE_CASES = [("nuts", "weights", False), ("nuts", "collapsed", False), ("nuts", "order_parameters", True),
-                 ("mala", "collapsed", False), ("ula", "collapsed", False), ("gibbs", "weights", False)]
+#: every sampler kind in the fast suite; NUTS on the full weights (the most expensive to compile) in the slow set
+COMPILE_CASES = [pytest.param("nuts", "weights", False, id="nuts-weights", marks=pytest.mark.slow),
+                 *(pytest.param(k, m, w, id=f"{k}-{m}") for k, m, w in (
+                     ("nuts", "collapsed", False), ("nuts", "order_parameters", True), ("mala", "collapsed", False),
+                     ("ula", "collapsed", False), ("gibbs", "weights", False)))]
 
 
-@pytest.mark.parametrize("kind,model,new_width", COMPILE_CASES, ids=[f"{k}-{m}" for k, m, _ in COMPILE_CASES])
+@pytest.mark.parametrize("kind,model,new_width", COMPILE_CASES)
 def test_a_second_cell_compiles_nothing(kind, model, new_width):
     """Every sampler kind: after one run, a run at another temperature, seed and prior variances (and width,
     on the order-parameter model, whose shapes do not depend on it) triggers no XLA compilation at all,
@@ -285,11 +288,14 @@ def test_a_second_cell_compiles_nothing(kind, model, new_width):
     assert second == 0, f"{kind}/{model}: {second} XLA compilations in the second cell"
 
 
-DEVICE_CASES = [("nuts", "weights"), ("nuts", "collapsed"), ("nuts", "order_parameters"), ("mala", "collapsed"),
-                ("ula", "collapsed"), ("gibbs", "weights")]
+#: every sampler kind in the fast suite; NUTS on the two weight models in the slow set (the suite's time)
+DEVICE_CASES = [*(pytest.param(k, m, id=f"{k}-{m}", marks=pytest.mark.slow) for k, m in (("nuts", "weights"),
+                                                                                        ("nuts", "collapsed"))),
+                *(pytest.param(k, m, id=f"{k}-{m}") for k, m in (("nuts", "order_parameters"), ("mala", "collapsed"),
+                                                                ("ula", "collapsed"), ("gibbs", "weights")))]
 
 
-@pytest.mark.parametrize("kind,model", DEVICE_CASES, ids=[f"{k}-{m}" for k, m in DEVICE_CASES])
+@pytest.mark.parametrize("kind,model", DEVICE_CASES)
 def test_vectorized_and_parallel_chains_give_the_same_draws(kind, model):
     """Chains vmapped on one device or pmapped over two host devices (conftest): the same draws, up to
     floating-point reassociation (XLA batches the vmapped ops differently: measured relative differences

@@ -14,7 +14,8 @@ SLOW = {"digits_accuracy_vs_width.py", "learn_attention_digits.py", "finite_size
         "potts_recovery_vs_M.py", "evidence_gap_vs_width.py", "learn_attention_markov.py", "potts_bayes.py",
         "digits_head_pruning.py", "sample_markov.py", "head_selection_markov.py",
         # the main job runs this one end to end; two theory-figure scripts of the same kind as markov_u_heatmaps
-        "markov_accuracy_vs_width.py", "markov_kernel_alignment.py", "markov_path_kernels.py"}
+        "markov_accuracy_vs_width.py", "markov_kernel_alignment.py", "markov_path_kernels.py",
+        "potts_gap_table.py"}  # 60 s (2026-12-01)
 PARAMS = [pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name in SLOW else []) for p in EXAMPLES]
 
 
