@@ -108,18 +108,16 @@ COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/j
 class CompileTimer:
     """Seconds this process spends compiling inside a ``with`` block, from JAX's own monitoring events.
 
-    ``seconds`` (trace + lower + XLA compile) and ``programs`` (XLA compilations) are read after the
-    block; the sweep stores them per cell (``compile_s``), next to the cell's wall time.
+    ``seconds`` (trace + lower + XLA compile) is read after the block; the sweep stores it per cell
+    (``compile_s``), next to the cell's wall time.
     """
 
     def __init__(self):
         self.seconds = 0.0
-        self.programs = 0
 
     def _listen(self, name, duration, **kwargs):
         if name in COMPILE_EVENTS:
             self.seconds += float(duration)
-            self.programs += name == COMPILE_EVENTS[-1]
 
     def __enter__(self):
         import jax.monitoring
