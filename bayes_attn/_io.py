@@ -1,13 +1,17 @@
-"""Files at the boundary: netCDF reads with one clear ``InputError`` per failure (file closed), and the
-clean-up of temporaries that a killed writer left behind."""
+"""Files at the boundary: every atomic write of the package (temporary file + ``os.replace``), netCDF
+reads with one clear ``InputError`` per failure (file closed), and the clean-up of temporaries that a
+killed writer left behind."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import h5netcdf  # noqa: F401  (the netCDF engine of every read and write: engine="h5netcdf")
 import h5py  # noqa: F401  (h5netcdf's HDF5 backend; h5netcdf >= 1.7 no longer installs it)
+
+import numpy as np
 
 from ._errors import InputError
 
@@ -37,6 +41,66 @@ def remove_stale_temporaries(path) -> list[Path]:
         tmp.unlink(missing_ok=True)
         removed.append(tmp)
     return removed
+
+
+def atomic_write(path, write, *, field: str = "out") -> Path:
+    """Write ``path`` atomically: ``write(tmp)`` fills :func:`temporary_path` ``(path)``, which is
+    flushed to disk and renamed onto ``path``, so a kill leaves either the old file or the new one.
+    An unwritable folder or a full disk is an :class:`InputError` naming ``field``; the temporary
+    file is removed on any failure, and those of killed writers are removed first."""
+    p = Path(path)
+    tmp = temporary_path(p)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(p)
+        write(tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except OSError as exc:
+        _discard(tmp)
+        raise InputError(f"{field}: cannot write {str(p)!r} ({exc.strerror or type(exc).__name__})") from None
+    except BaseException:
+        _discard(tmp)
+        raise
+    return p
+
+
+def _discard(tmp: Path) -> None:
+    try:
+        tmp.unlink(missing_ok=True)
+    except OSError:            # the folder itself is missing or not a folder: nothing was written
+        pass
+
+
+def atomic_write_bytes(path, data: bytes, *, field: str = "out") -> Path:
+    """``data`` to ``path`` (:func:`atomic_write`)."""
+    return atomic_write(path, lambda tmp: tmp.write_bytes(data), field=field)
+
+
+def atomic_savez(path, *, field: str = "out", **arrays) -> Path:
+    """``np.savez`` to ``path`` (:func:`atomic_write`); the name is kept as given, ``.npz`` included."""
+    def write(tmp):
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+    return atomic_write(path, write, field=field)
+
+
+def atomic_write_json(path, obj, *, field: str = "out", **kw) -> Path:
+    """JSON (indent 1; numpy arrays as lists, numpy scalars as Python numbers) to ``path``
+    (:func:`atomic_write`)."""
+    text = json.dumps(obj, indent=1, default=_json_default, **kw)
+    return atomic_write(path, lambda tmp: tmp.write_text(text), field=field)
+
+
+def _json_default(x):
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return float(x)
 
 
 def load_netcdf(path, field: str, open_fn):

@@ -1,10 +1,17 @@
-"""bayes_attn._io: temporaries left by a killed writer are removed; a live writer's are not."""
+"""bayes_attn._io: the one home of atomic writes; temporaries left by a killed writer are removed, a live
+writer's are not."""
 
 import os
 import subprocess
+import json
 import sys
 
-from bayes_attn._io import remove_stale_temporaries, temporary_path
+import numpy as np
+import pytest
+
+from bayes_attn import InputError
+from bayes_attn._io import (atomic_savez, atomic_write, atomic_write_bytes, atomic_write_json,
+                            remove_stale_temporaries, temporary_path)
 
 
 def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
@@ -21,3 +28,26 @@ def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
     assert remove_stale_temporaries(target) == [dead_tmp]
     assert not dead_tmp.exists() and live_tmp.exists() and own_tmp.exists() and other.exists() and target.exists()
     assert remove_stale_temporaries(target) == []
+
+
+def test_atomic_write_keeps_the_old_file_on_failure(tmp_path):
+    target = tmp_path / "sub" / "out.json"
+    atomic_write_json(target, {"a": np.float32(0.5), "n": np.int64(3), "x": np.arange(3), "ok": np.bool_(True)})
+    assert json.loads(target.read_text()) == {"a": 0.5, "n": 3, "x": [0, 1, 2], "ok": True}
+
+    def half_then_fail(tmp):
+        tmp.write_text("half")
+        raise RuntimeError("killed")
+    with pytest.raises(RuntimeError):
+        atomic_write(target, half_then_fail)
+    assert json.loads(target.read_text())["n"] == 3 and not list(target.parent.glob(".*.tmp"))
+
+    atomic_savez(tmp_path / "a.npz", x=np.eye(2))
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npz")["x"], np.eye(2))
+    assert atomic_write_bytes(tmp_path / "b.bin", b"xyz").read_bytes() == b"xyz"
+
+
+def test_atomic_write_to_a_path_under_a_file_is_one_clear_error(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match=r"^checkpoint: cannot write .*file/x\.bin"):
+        atomic_write_bytes(tmp_path / "file" / "x.bin", b"1", field="checkpoint")

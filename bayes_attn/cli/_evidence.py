@@ -9,37 +9,13 @@ Reads ``[data]`` and ``[network]`` (one width, one temperature).  JSON keys: ``l
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from pathlib import Path
-
-
-def write_json_atomic(obj, path) -> None:
-    """JSON to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(obj, fh, indent=1, default=float)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+from .._io import atomic_write_json
 
 
 def load_run_config(path):
-    """The run configuration (``[data]``, ``[network]``, ...) through the package's config reader.
+    """The run configuration (``[data]``, ``[network]``, ...) through the package's config reader."""
+    from ..inference import load_config
 
-    The reader is moving from ``bayes_attn.cli._config`` to ``bayes_attn.inference`` (refactor in progress);
-    either location is accepted.
-    """
-    try:
-        from ..inference import load_config
-    except ImportError:  # pragma: no cover - before the move
-        from ._config import load_config
     return load_config(path)
 
 
@@ -82,6 +58,6 @@ def run(args) -> int:
         out.update(log_evidence_exact=ex.log_evidence, log_evidence_exact_mcse=ex.mcse, exact_ess=ex.ess,
                    exact_draws=ex.n_draws, exact_laplace_at_mode=ex.laplace_at_mode)
         msg += f"; exact {ex.log_evidence:.6f} +- {ex.mcse:.2e} (ESS {ex.ess:.0f} of {ex.n_draws})"
-    write_json_atomic(out, args.out)
+    atomic_write_json(args.out, out, field="--out")
     print(f"wrote {args.out}: {msg}")
     return 0

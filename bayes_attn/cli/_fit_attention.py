@@ -13,9 +13,7 @@ settings.  A diverging optimisation stops with a message, keeps the best bundle 
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 
@@ -32,21 +30,6 @@ def register(sub) -> None:
     p.add_argument("--n-val", type=int, default=1000, help="Markov validation sequences")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
-
-
-def _save_npz_atomic(arrays: dict, path: Path) -> None:
-    import numpy as np
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _validation(cfg, task, args):
@@ -70,7 +53,8 @@ def run(args) -> int:
     from .._errors import nonnegative_int, positive, require
     from ..theory import TheoryWarning, attention_params, check_widths, fit_attention, solve, theory_accuracy, \
         with_attention
-    from ._evidence import load_run_config, write_json_atomic
+    from .._io import atomic_savez, atomic_write_json
+    from ._evidence import load_run_config
 
     positive(args.steps, "--steps", integer=True)
     positive(args.lr, "--lr")
@@ -98,7 +82,7 @@ def run(args) -> int:
     arrays = learned.to_npz_dict()
     if val is not None:
         arrays.update(x_val=val[0], y_val=val[1])
-    _save_npz_atomic(arrays, out)
+    atomic_savez(out, field="--out", **arrays)
     h = res.history
     summary = {
         "log_evidence": [e["log_evidence"] for e in h],
@@ -115,7 +99,7 @@ def run(args) -> int:
                      "rank": [int(layer.params["Q"].shape[1]) if layer.style == "qk" else None for layer in task.layers],
                      "validation": None if val is None else len(val[1]), "config": cfg.text},
     }
-    write_json_atomic(summary, out.with_suffix(".json"))
+    atomic_write_json(out.with_suffix(".json"), summary, field="--out")
     print(f"wrote {out} and {out.with_suffix('.json')}: log evidence {h[0]['log_evidence']:.4f} -> "
           f"{h[res.best_step]['log_evidence']:.4f} (best step {res.best_step}); theory test accuracy "
           f"{100 * acc0:.1f}% -> {100 * acc1:.1f}%; {res.message}")

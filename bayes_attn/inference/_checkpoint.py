@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import zipfile
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import jax
 import numpy as np
 
 from .._errors import InputError
-from .._io import remove_stale_temporaries, temporary_path
+from .. import _io
 from .._version import __version__
 
 #: run-only settings that do not change the draws
@@ -45,19 +44,8 @@ def fingerprint(cfg, spec, model, arrays) -> str:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path = Path(path)
-    remove_stale_temporaries(path)
-    tmp = temporary_path(path)
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InputError(f"checkpoint: cannot write {str(path)!r} ({exc.strerror or type(exc).__name__})") from None
+    """Write ``data`` to ``path`` atomically (:func:`bayes_attn._io.atomic_write_bytes`)."""
+    _io.atomic_write_bytes(path, data, field="checkpoint")
 
 
 def save(path, meta: dict, carry, post: dict, stats: dict) -> None:

@@ -9,7 +9,6 @@ Groups: ``posterior`` (derived quantities per draw: ``f`` over ``test``, optiona
 from __future__ import annotations
 
 import json
-import os
 from importlib import metadata
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import numpy as np
 import xarray as xr
 
 from .._errors import InputError
-from .._io import load_netcdf, remove_stale_temporaries, temporary_path
+from .._io import atomic_write, load_netcdf
 from ..theory import predictor_metrics
 
 _PACKAGES = ("bayes_attn", "jax", "jaxlib", "numpyro", "arviz", "arviz-base", "numpy", "xarray", "blackjax")
@@ -74,16 +73,7 @@ def write_netcdf(obj, path) -> None:
     """Write a DataTree or Dataset to netCDF (h5netcdf) **atomically**: a temporary file in the same
     folder, then a rename, so a kill never leaves a half-written file.  An unwritable folder or a
     full disk is an :class:`~bayes_attn.InputError` and leaves any earlier file at ``path`` intact."""
-    p = Path(path)
-    tmp = temporary_path(p)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        obj.to_netcdf(tmp, engine="h5netcdf")
-        os.replace(tmp, p)
-        remove_stale_temporaries(p)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InputError(f"out: cannot write {str(p)!r} ({exc.strerror or type(exc).__name__})") from None
+    atomic_write(path, lambda tmp: obj.to_netcdf(tmp, engine="h5netcdf"), field="out")
 
 
 def write_run(dt: xr.DataTree, path) -> None:
