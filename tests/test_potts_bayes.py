@@ -35,41 +35,81 @@ def test_map_is_ridge_pl():
     assert max(float(jnp.abs(v).max()) for v in g_far.values()) > 1e-3
 
 
-@pytest.mark.slow  # 55 s: a calibration study over replicas, in ./run.sh test-all
-@pytest.mark.xfail(strict=True, reason="measured: the pseudo-posterior's 90 % intervals under-cover at L = C = 3, "
-                   "omega = 1 and sandwich-adjusted alike (docs/potts_results.md section 4)")
-def test_calibration_L3_nominal_90_percent_covers_truth():
-    """Calibration that can fail: on data from known couplings (L = C = 3, fields, exact samples),
-    the nominal 90 % credible intervals of the gauged couplings at the magnitude-adjusted omega
-    cover the truth at 0.9 within 3 binomial s.e.  Over-concentrated intervals (e.g. half the
-    width) would cover ~0.6 and fail.  It does fail today (strict xfail: a fix turns it into an
-    unexpected pass that must be acknowledged by removing the marker)."""
+def test_curvature_adjustment_maps_laplace_onto_sandwich():
+    """Omega H^-1 Omega^T = H^-1 J H^-1, with H from a dense jax.hessian of the log pseudo-posterior
+    and J from a loop over sequences (a second route to both), and Omega = I changes no draw."""
+    from jax.flatten_util import ravel_pytree
+
+    from bayes_attn.potts import adjust_draws, curvature_adjustment
+    from bayes_attn.potts._attention import fa_logits
+    from bayes_attn.potts._bayes import _params, _z_of
+    from bayes_attn.potts._model import pseudo_nll
+
+    m, s = _data(M=200)
+    lam = map_lambda(len(s), 3, 1.0, 1.0)
+    fp, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(3, 3), lam, tol=1e-9)
+    adj = curvature_adjustment(s, fp)
+    flat, unravel = ravel_pytree(_z_of(fp, 3))
+
+    def log_pl(x, seqs):
+        return -3 * seqs.shape[0] * pseudo_nll(fa_logits(_params(unravel(x), 3), seqs), seqs)
+
+    lp = lambda x: log_pl(x, jnp.asarray(s)) - 0.5 * jnp.sum(x ** 2)  # noqa: E731  (unit priors)
+    H = -np.asarray(jax.hessian(lp)(flat))
+    scores = np.stack([np.asarray(jax.grad(log_pl)(flat, jnp.asarray(s[i:i + 1]))) for i in range(len(s))])
+    scores -= scores.mean(0)
+    J = scores.T @ scores
+    Hi = np.linalg.inv(H)
+    Om = adj["Omega"]
+    np.testing.assert_allclose(Om @ Hi @ Om.T, Hi @ J @ Hi, atol=1e-8 * np.abs(Hi @ J @ Hi).max())
+    np.testing.assert_allclose(np.sort(adj["eigs"]), np.sort(np.linalg.eigvals(Hi @ J).real), atol=1e-8)
+    eig = np.linalg.eigvals(Hi @ J).real
+    np.testing.assert_allclose(sandwich_omega(s, fp)["omega"], 1 / eig[eig > 1e-6 * eig.max()].mean(), rtol=1e-8)
+    out = PseudoPosterior(3, 3, chains=1, warmup=20, draws=10, max_tree_depth=4).run(jax.random.PRNGKey(2), s, init=fp)
+    same = adjust_draws(out, dict(adj, Omega=np.eye(flat.size)))
+    np.testing.assert_allclose(same["K0"], out["K0"], atol=1e-12)
+    assert same["adjusted"] and not np.allclose(adjust_draws(out, adj)["K0"], out["K0"])
+
+
+@pytest.mark.slow  # ~2 min: eight NUTS runs at M = 3000, in ./run.sh test-all (CI)
+def test_calibration_L3_adjusted_90_percent_covers_truth():
+    """Calibration that can fail: on data from known couplings (L = C = 3, fields, exact samples,
+    M = 3000, 8 data sets), the nominal 90 % intervals of the gauged couplings after the open-faced
+    sandwich adjustment cover the truth at 0.9 within 3 standard errors; the s.e. is the larger of
+    the binomial one and the spread between data sets (the entries of one data set move together).
+    Measured: 0.89 +- 0.03 adjusted vs 0.78 +- 0.06 unadjusted over 12 sets; intervals of half the
+    width would cover ~0.6 and fail."""
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).parent.parent / "examples"))
     from potts_bayes import calibrate_small
 
-    res = calibrate_small(reps=3, M=300, warmup=80, draws=150, omegas=("adjusted",))
-    c = res["coverage"]["adjusted"]
-    assert c["n_dof"] == 3 * 3 * 4
-    assert abs(c["rate"] - 0.9) <= 3 * np.sqrt(0.9 * 0.1 / c["n_dof"]), c
-    assert all(0.2 < w < 5 for w in res["omegas"])
+    res = calibrate_small(reps=8, M=3000, warmup=100, draws=200, rules=("curvature",))
+    c = res["coverage"]["curvature"]
+    assert c["n_dof"] == 8 * 3 * 4 and c["datasets"] == 8
+    se = max(c["binom_se"], c["between_sets_se"])
+    assert abs(c["rate"] - 0.9) <= 3 * se, c
+    assert se < 0.06, c                     # the check keeps its power
 
 
 @pytest.mark.slow
 def test_calibration_L20_reported_with_binomial_error():
     """L = C = 20 counterpart (slow): coverage of the 90 % intervals of the gauged couplings on G2 +
-    consensus-field data (beta fixed, no tuning) within 3 binomial s.e. of 0.9."""
-    from bayes_attn.potts import SampleConfig, coverage, make_dataset
+    consensus-field data (beta fixed, no tuning), after the open-faced sandwich adjustment.  One data
+    set of M = 1000 < dim theta = 1180: the claim tested is one-sided, that the adjusted intervals are
+    not over-concentrated (rate >= 0.9 - 3 binomial s.e. - 0.03; the entries of one data set are not
+    independent, hence the 0.03) and not vacuous (rate <= 0.98).  Measured on this data set: 0.806 at
+    omega = 1, 0.839 at the magnitude-adjusted omega (both fail), 0.946 adjusted (conservative)."""
+    from bayes_attn.potts import SampleConfig, adjust_draws, coverage, curvature_adjustment, make_dataset
 
     d = make_dataset(SampleConfig(L=20, C=20, consensus=1.0, field_sigma=0.5, beta=1.5, M=1000, n_val=10,
                                   n_test=10, rungs=6, systems=500, burn_sweeps=300, check_other=False))
     s = d["sequences"]
     m = Potts(d["J"], d["U"], float(d["beta"]), d["h"])
     fp, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(20, 20, bias=True), map_lambda(1000, 20))
-    om = sandwich_omega(s, fp, scale_b=3.0)
-    out = PseudoPosterior(20, 20, omega=om["omega"], scale_b=3.0, chains=1, warmup=150, draws=150,
+    adj = curvature_adjustment(s, fp, scale_b=3.0)
+    out = PseudoPosterior(20, 20, scale_b=3.0, chains=1, warmup=150, draws=150,
                           max_tree_depth=6).run(jax.random.PRNGKey(1), s, init=fp)
-    c = coverage(out["K0"], m.beta, m.J, m.U)
-    assert abs(c["rate"] - 0.9) <= 3 * c["binom_se"] + 0.02, c
+    c = coverage(adjust_draws(out, adj)["K0"], m.beta, m.J, m.U)
+    assert 0.9 - 3 * c["binom_se"] - 0.03 <= c["rate"] <= 0.98, c

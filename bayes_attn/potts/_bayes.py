@@ -32,7 +32,7 @@ from numpyro.infer import MCMC, NUTS
 
 from .._errors import positive, require
 from ._attention import fa_logits
-from ._gauge import gauge_fields, gauge_fix, offdiag, true_couplings, zero_sum
+from ._gauge import gauge_fields, gauge_fix, true_couplings, zero_sum
 from ._model import pseudo_nll
 
 
@@ -69,11 +69,10 @@ def _z_of(params, L):
     return z
 
 
-def sandwich_omega(s, params, *, scale_A: float = 1.0, scale_V: float = 1.0, scale_b: float | None = None) -> dict:
-    """Magnitude adjustment of the pseudo-likelihood at ``params`` (the MAP of omega = 1, single head).
-
-    Returns {"omega", "eigs_mean", "rank"}: omega = 1 / mean of the eigenvalues of H^-1 J that are
-    nonzero (J vanishes along the gauge directions, which carry no data)."""
+def _curvature_and_score_covariance(s, params, scale_A, scale_V, scale_b):
+    """H = minus the Hessian of the log pseudo-posterior (omega = 1) at ``params`` and J = the
+    sum over sequences of the outer products of the centred per-sequence scores, in the flat
+    coordinates of ``ravel_pytree`` (A_off, V, b)."""
     s = jnp.asarray(s)
     M, L = s.shape
     z0 = _z_of(params, L)
@@ -98,10 +97,78 @@ def sandwich_omega(s, params, *, scale_A: float = 1.0, scale_V: float = 1.0, sca
     H = 0.5 * (H + H.T)
     w, Q = np.linalg.eigh(H)
     require(w.min() > 0, "params", "the log pseudo-posterior is not concave there (not a mode?)")
+    return np.asarray(flat), unravel, (w, Q), Jm
+
+
+def sandwich_omega(s, params, *, scale_A: float = 1.0, scale_V: float = 1.0, scale_b: float | None = None) -> dict:
+    """Magnitude adjustment of the pseudo-likelihood at ``params`` (the MAP of omega = 1, single head).
+
+    Returns {"omega", "eigs_mean", "rank"}: omega = 1 / mean of the eigenvalues of H^-1 J that are
+    nonzero (J vanishes along the gauge directions, which carry no data)."""
+    _, _, (w, Q), Jm = _curvature_and_score_covariance(s, params, scale_A, scale_V, scale_b)
     Hm12 = Q / np.sqrt(w)
     eig = np.linalg.eigvalsh(Hm12.T @ Jm @ Hm12)
     nz = eig[eig > 1e-6 * eig.max()]
     return {"omega": float(1.0 / nz.mean()), "eigs_mean": float(nz.mean()), "rank": int(nz.size)}
+
+
+def curvature_adjustment(s, params, *, scale_A: float = 1.0, scale_V: float = 1.0,
+                         scale_b: float | None = None) -> dict:
+    """The open-faced sandwich adjustment of pseudo-posterior draws (docs/potts_choices.md).
+
+    At omega = 1 the pseudo-posterior is asymptotically N(theta_hat, H^-1), while the sampling
+    covariance of theta_hat is the sandwich H^-1 J H^-1 (composite likelihood: the L conditionals
+    of a sequence are not independent).  The affine map theta -> theta_hat + Omega (theta - theta_hat)
+    with Omega = H^-1 J^(1/2) H^(1/2) (symmetric square roots) carries the first covariance onto
+    the second exactly: Omega H^-1 Omega^T = H^-1 J H^-1, for every direction rather than on average
+    (which is all a scalar omega can do).  Directions without data (gauge, the (c, 1/c) scale of
+    A, V) have J = 0 and collapse onto theta_hat; they do not move the gauged couplings.
+
+    Returns {"mode": flat theta_hat, "Omega": (p, p), "eigs": eigenvalues of H^-1 J}."""
+    flat, _, (w, Q), Jm = _curvature_and_score_covariance(s, params, scale_A, scale_V, scale_b)
+    wj, Qj = np.linalg.eigh(0.5 * (Jm + Jm.T))
+    J12 = (Qj * np.sqrt(np.clip(wj, 0.0, None))) @ Qj.T
+    H12 = (Q * np.sqrt(w)) @ Q.T
+    Hinv = (Q / w) @ Q.T
+    Hm12 = Q / np.sqrt(w)
+    return {"mode": flat, "Omega": Hinv @ J12 @ H12, "eigs": np.linalg.eigvalsh(Hm12.T @ Jm @ Hm12)}
+
+
+def _gauged(A, V, b=None):
+    """K0 (..., L, L, C, C) in the zero-sum gauge of the symmetrised A_ij V_ab, and the gauged fields."""
+    K = np.einsum("...ij,...ab->...ijab", A, V)
+    K0 = zero_sum(0.5 * (K + np.swapaxes(np.swapaxes(K, -4, -3), -2, -1)))
+    if b is None:
+        return K0, None
+    lead = A.shape[:-2]
+    h0 = np.stack([gauge_fields(bb, kk) for bb, kk in zip(b.reshape(-1, *b.shape[-2:]),
+                                                           K.reshape(-1, *K.shape[-4:]))])
+    return K0, h0.reshape(*lead, *h0.shape[-2:])
+
+
+def adjust_draws(out: dict, adjustment: dict) -> dict:
+    """Apply :func:`curvature_adjustment` to the draws of :meth:`PseudoPosterior.run`: returns a
+    copy of ``out`` whose A, V, (b), K0, (h0) are the adjusted draws, with ``adjusted = True``."""
+    L = out["A"].shape[-1]
+    off = ~np.eye(L, dtype=bool)
+    lead = out["V"].shape[:2]
+    parts = [out["A"][..., off].reshape(*lead, -1), out["V"].reshape(*lead, -1)]
+    if "b" in out:
+        parts.append(out["b"].reshape(*lead, -1))
+    x = np.concatenate(parts, -1)
+    th, Om = adjustment["mode"], adjustment["Omega"]
+    require(x.shape[-1] == th.size, "adjustment", f"has {th.size} parameters, the draws {x.shape[-1]}")
+    y = th + (x - th) @ Om.T
+    n_a, n_v = int(off.sum()), out["V"].shape[-1] * out["V"].shape[-2]
+    A = np.zeros((*lead, L, L))
+    A[..., off] = y[..., :n_a]
+    V = y[..., n_a:n_a + n_v].reshape(out["V"].shape)
+    b = y[..., n_a + n_v:].reshape(out["b"].shape) if "b" in out else None
+    K0, h0 = _gauged(A, V, b)
+    res = dict(out, A=A, V=V, K0=K0, adjusted=True)
+    if b is not None:
+        res.update(b=b, h0=h0)
+    return res
 
 
 class PseudoPosterior:
@@ -135,12 +202,11 @@ class PseudoPosterior:
         A = np.zeros((nc, nd, L, L))
         A[..., ~np.eye(L, dtype=bool)] = np.asarray(post["A_off"])
         V = np.asarray(post["V"])
-        K = np.einsum("cdij,cdab->cdijab", A, V)
-        K0 = zero_sum(0.5 * (K + K.transpose(0, 1, 3, 2, 5, 4)))
+        b = np.asarray(post["b"]) if "b" in post else None
+        K0, h0 = _gauged(A, V, b)
         out = {"A": A, "V": V, "K0": K0, "omega": omega, "pseudo_posterior": True}
-        if "b" in post:
-            b = np.asarray(post["b"])
-            out["h0"] = np.stack([[gauge_fields(b[c, d], K[c, d]) for d in range(nd)] for c in range(nc)])
+        if b is not None:
+            out.update(b=b, h0=h0)
         flat = K0[:, :, ~np.eye(L, dtype=bool)].reshape(nc, nd, -1)
         out["rhat_K_max"] = float(np.nanmax(np.asarray(az.rhat(flat), float))) if nc > 1 else float("nan")
         out["ess_K_min"] = float(np.nanmin(np.asarray(az.ess(flat), float)))
@@ -178,14 +244,20 @@ def coverage(K0_draws, beta: float, J, U, level: float = 0.9) -> dict:
 
 
 def pool_coverage(results) -> dict:
-    """Pool :func:`coverage` results of independent data sets."""
+    """Pool :func:`coverage` results of independent data sets.
+
+    Besides the binomial s.e. (which treats the entries as independent), ``between_sets_se`` is
+    the standard error of the mean of the per-set rates: the entries of one data set share one
+    posterior and one data set and move together, so with few sets this is the honest error."""
     n = sum(r["n"] for r in results)
     cov = sum(r["covered"] for r in results)
     n_dof = sum(r["n_dof"] for r in results)
     rate = cov / n
+    rates = np.array([r["rate"] for r in results])
+    between = float(rates.std(ddof=1) / np.sqrt(rates.size)) if rates.size > 1 else float("nan")
     return {"covered": cov, "n": n, "rate": rate, "n_dof": n_dof, "binom_se": float(np.sqrt(rate * (1 - rate) / n_dof)),
-            "datasets": len(results)}
+            "between_sets_se": between, "datasets": len(results)}
 
 
-__all__ = ["pl_model", "map_lambda", "sandwich_omega", "PseudoPosterior", "sample_pseudo_posterior", "coverage",
+__all__ = ["pl_model", "map_lambda", "sandwich_omega", "curvature_adjustment", "adjust_draws", "PseudoPosterior", "sample_pseudo_posterior", "coverage",
            "pool_coverage"]
