@@ -63,6 +63,30 @@ def limit_xla_threads() -> None:
         os.environ["XLA_FLAGS"] = (flags + " " + SINGLE_THREAD_XLA_FLAGS).strip()
 
 
+def pin_to_one_core(index: int) -> int | None:
+    """Pin every thread of this process (and so the threads it starts later) to one CPU: the
+    ``index``-th, modulo their number, of the CPUs this process may use; returns it (``None`` where
+    the OS has no affinity call).  *(measured, docs/design.md "Several JAX processes on few cores")*
+    Unpinned, two JAX processes on the 2-core machine ran a loop of small jitted programs 30-90x
+    slower than one alone, whatever ``XLA_FLAGS`` said (the runtime's worker threads of both processes
+    migrate over both cores and spin); pinned one per core, each ran as fast as one alone.  Call it
+    before the process first runs a JAX computation, so that XLA's thread pools start pinned."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    cpu = allowed[index % len(allowed)]
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        tids = [0]
+    for tid in tids:
+        try:
+            os.sched_setaffinity(tid, {cpu})
+        except OSError:          # a thread that has just exited
+            pass
+    return cpu
+
+
 def memory_map_usage() -> tuple[int, int] | None:
     """``(memory maps of this process, the kernel's per-process limit vm.max_map_count)``; ``None``
     where ``/proc`` does not tell (not Linux)."""
@@ -133,4 +157,5 @@ class CompileTimer:
 
 
 __all__ = ["ENV", "COMPILE_EVENTS", "CompileTimer", "cache_dir", "enable_compilation_cache", "limit_xla_threads",
+           "pin_to_one_core",
            "SINGLE_THREAD_XLA_FLAGS", "memory_map_usage", "release_compiled_programs"]

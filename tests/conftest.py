@@ -1,8 +1,8 @@
 """Shared fixtures.  Two host devices so that 2-chain tests run chains in parallel.
 
-Every test process (and the processes tests start) runs XLA on one CPU thread: pytest-xdist runs one
-process per core, and JAX processes fighting over XLA's thread pools waste most of the CPU
-(docs/design.md).  The persistent compilation cache (bayes_attn._cache) is shared by the test
+Every test process (and the processes tests start) runs XLA's Eigen kernels on one CPU thread, and each
+pytest-xdist worker is pinned to its own core: pytest-xdist runs one process per core, and JAX processes
+fighting over XLA's thread pools waste most of the CPU (docs/design.md).  The persistent compilation cache (bayes_attn._cache) is shared by the test
 processes of a session only when ``BAYES_ATTN_CACHE_DIR`` is set (off by default, see below).
 """
 
@@ -21,6 +21,12 @@ if "xla_force_host_platform_device_count" not in os.environ["XLA_FLAGS"]:
 os.environ.setdefault("BAYES_ATTN_CACHE_DIR", "off")
 
 import bayes_attn  # noqa: E402,F401  (float64)
+from bayes_attn._cache import pin_to_one_core  # noqa: E402
+
+# pytest-xdist worker gwK runs on the K-th core (and so do the processes its tests start): unpinned, two JAX
+# processes on two cores ran small-program loops 30-90x slower than one alone (docs/design.md).
+if os.environ.get("PYTEST_XDIST_WORKER", "").startswith("gw"):
+    pin_to_one_core(int(os.environ["PYTEST_XDIST_WORKER"][2:]))
 from bayes_attn.inference import request_host_devices  # noqa: E402
 
 request_host_devices(2)

@@ -1,5 +1,6 @@
 """Benchmark scripts run (tiny sizes): the device benchmark's --smoke mode on the CPU (issue 13), the sweep
-benchmark's --smoke mode (it starts about fifteen processes) and the Wishart-sites benchmark; all slow."""
+benchmark's --smoke mode (it starts about fifteen processes) and the Wishart-sites benchmark (slow); the
+pinning benchmark's --smoke mode (fast)."""
 
 import json
 import os
@@ -49,3 +50,18 @@ def test_wishart_sites_benchmark_smoke(tmp_path):
     res = json.loads(out.read_text())
     assert [c["sites"] for c in res["cases"]] == ["centred", "noncentred"]
     assert all(c["median_steps"] >= 1 and len(c["step_size"]) == 4 for c in res["cases"])
+
+
+def test_pinning_benchmark_smoke(tmp_path):
+    """The pinning benchmark runs (20 calls per process) and fills every row; the speed claims it backs are
+    read from benchmarks/sweep/pinning.json by docs/design.md, never asserted here."""
+    out = tmp_path / "pinning.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sweep" / "pinning.py"), "--smoke", "--out",
+                           str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    cores = res["meta"]["cores"]
+    assert {(r["flags"], r["pinned"], r["processes"]) for r in res["rows"]} == {
+        (f, p, n) for f in ("none", "eigen_off", "eigen_off_intra_op_token") for p in (False, True)
+        for n in {1, cores}}
+    assert all(r["loop_s_median"] > 0 for r in res["rows"])

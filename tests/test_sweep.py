@@ -225,9 +225,46 @@ def test_local_cluster_two_workers(tmp_path):
                                read_run(ref / "cells" / "width8.nc")["posterior"]["U"].values, rtol=1e-10)
 
 
+def _thread_affinities():
+    out = set()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            out.add(frozenset(os.sched_getaffinity(int(tid))))
+        except OSError:
+            pass
+    return os.getpid(), out
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this OS")
+def test_local_cluster_workers_are_pinned_one_core_each():
+    """Every thread of LocalCluster worker i runs on the i-th allowed core (modulo their number): the
+    measured cure for two JAX workers on two cores running 30-90x slower than one."""
+    from bayes_attn.sweep._run import open_client
+
+    mine = os.sched_getaffinity(0)
+    allowed = sorted(range(os.cpu_count()))   # widened: a pytest-xdist worker is itself pinned to one core
+    os.sched_setaffinity(0, allowed)
+    try:
+        client, cluster = open_client(3, None)
+    finally:
+        os.sched_setaffinity(0, mine)
+    try:
+        info = client.run(_thread_affinities)
+        names = {addr: ws.name for addr, ws in client.cluster.scheduler.workers.items()}
+    finally:
+        client.close()
+        cluster.close()
+    assert len(info) == 3
+    for addr, (pid, affinities) in info.items():
+        assert pid != os.getpid()
+        want = frozenset({allowed[int(names[addr]) % len(allowed)]})
+        assert affinities == {want}, (names[addr], affinities)
+    assert len({next(iter(aff)) for _, aff in info.values()}) == min(3, len(allowed))  # distinct cores
+
+
 def test_external_scheduler_and_worker_on_loopback(tmp_path):
-    """The cluster recipe of the README, on 127.0.0.1: `dask scheduler`, one `dask worker`, then
-    `bayes-attn sweep --scheduler tcp://127.0.0.1:PORT`."""
+    """The cluster recipe of the README, on 127.0.0.1: `dask scheduler`, one `taskset -c CORE dask worker`,
+    then `bayes-attn sweep --scheduler tcp://127.0.0.1:PORT`."""
     cfg = _setup(tmp_path, '"sampler.seed" = [0, 1]\n')
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -236,9 +273,10 @@ def test_external_scheduler_and_worker_on_loopback(tmp_path):
     bindir = os.path.dirname(sys.executable)
     sched = subprocess.Popen([os.path.join(bindir, "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
                               "--no-dashboard"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    worker = subprocess.Popen([os.path.join(bindir, "dask"), "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1",
-                               "--nworkers", "1", "--no-dashboard"], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    core = sorted(os.sched_getaffinity(0))[-1]                       # the README pins each worker with taskset
+    worker = subprocess.Popen(["taskset", "-c", str(core), os.path.join(bindir, "dask"), "worker",
+                               f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--no-dashboard"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         out = tmp_path / "out"
         assert main(["sweep", str(cfg), "--out", str(out), "--scheduler", f"tcp://127.0.0.1:{port}",

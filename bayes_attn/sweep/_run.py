@@ -2,12 +2,14 @@
 assembling ``DIR/sweep.nc``.
 
 * ``LocalCluster``: worker processes (spawned, one thread each), ``--workers`` defaulting to the
-  number of cores; every worker limits XLA to one CPU thread (``XLA_FLAGS``, set before the worker
-  starts JAX) and uses the persistent compilation cache; a cell whose worker dies is retried once
+  number of cores; worker ``i`` pins its threads to the ``i``-th core it may use (``_pin.PinWorkers``: without
+  that, two JAX workers on two cores ran 30-90x slower than one), limits XLA's Eigen kernels to one
+  thread (``XLA_FLAGS``, set before the worker starts JAX) and uses the persistent compilation cache; a cell whose worker dies is retried once
   (``distributed.scheduler.allowed-failures = 1``).
 * ``--scheduler tcp://HOST:PORT``: submit to a running cluster (``dask scheduler`` / ``dask worker``,
   dask-jobqueue on SLURM/PBS, Kubernetes).  Its workers need ``bayes_attn`` installed and the same
-  file system for ``DIR``; start them with ``--nthreads 1`` (README, "Sweeps on a cluster").
+  file system for ``DIR``; start them with ``--nthreads 1``, each pinned to its own cores (``taskset``;
+  README, "Sweeps on a cluster").
 * ``workers = 0``: every cell in this process, in order (no Dask; for debugging and small grids).
 
 Within a worker, cells with the same array shapes share compiled programs (traced widths,
@@ -57,7 +59,11 @@ def open_client(workers: int | None, scheduler: str | None):
     dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.multiprocessing-method": "spawn"})
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                            silence_logs=logging.ERROR, env=env)
-    return Client(cluster), cluster
+    client = Client(cluster)
+    from ._pin import PinWorkers
+
+    client.register_plugin(PinWorkers())
+    return client, cluster
 
 
 def _lost(cell, exc) -> dict:
