@@ -76,14 +76,23 @@ def pin_to_one_core(index: int) -> int | None:
     allowed = sorted(os.sched_getaffinity(0))
     cpu = allowed[index % len(allowed)]
     try:
-        tids = [int(t) for t in os.listdir("/proc/self/task")]
+        os.sched_setaffinity(0, {cpu})
     except OSError:
-        tids = [0]
-    for tid in tids:
+        return None
+    done: set[int] = set()
+    for _ in range(10):          # a thread started by a not-yet-pinned thread meanwhile: go round again
         try:
-            os.sched_setaffinity(tid, {cpu})
-        except OSError:          # a thread that has just exited
-            pass
+            tids = {int(t) for t in os.listdir("/proc/self/task")}
+        except OSError:
+            break
+        if tids <= done:
+            break
+        for tid in tids - done:
+            try:
+                os.sched_setaffinity(tid, {cpu})
+            except OSError:      # a thread that has just exited
+                pass
+        done |= tids
     return cpu
 
 

@@ -90,7 +90,7 @@ def atomic_write_json(path, obj, *, field: str = "out", **kw) -> Path:
     """JSON (indent 1; numpy arrays as lists, numpy scalars as Python numbers) to ``path``
     (:func:`atomic_write`)."""
     text = json.dumps(obj, indent=1, default=_json_default, **kw)
-    return atomic_write(path, lambda tmp: tmp.write_text(text), field=field)
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), field=field)
 
 
 def _json_default(x):

@@ -103,7 +103,7 @@ def run_sample(args) -> int:
         print(f"warning: bisection stopped at D={tun['D']:.4f}, outside target {cfg.target_D} +- {cfg.tol_D}")
     print(f"beta={float(d['beta']):.4f} D={rep['D']:.4f} energy/site={rep['energy_per_site']:.4f} "
           f"equilibration {'PASS' if rep['passed'] else 'FAIL: ' + '; '.join(rep['failures'])}")
-    pt.atomic_savez(args.out, **d)
+    pt.atomic_savez(args.out, field="--out", **d)
     return 0
 
 
@@ -228,8 +228,8 @@ def run_fit(args) -> int:
         out["A"] = np.asarray(pt.fa_attention(params))
         out["V"] = np.asarray(params["V"])
         report.update(pt.fa_metrics(params, model, data))
-    pt.atomic_savez(args.out, **out)
-    pt.atomic_write_json(Path(args.out).with_suffix(".json"), report)
+    pt.atomic_savez(args.out, field="--out", **out)
+    pt.atomic_write_json(Path(args.out).with_suffix(".json"), report, field="--out")
     print(json.dumps({k: v for k, v in report.items() if k not in ("history", "scan", "fit", "gauge")},
                      default=float))
     return 0
@@ -245,7 +245,7 @@ def run_replica(args) -> int:
         positive(a, "alphas")
     teacher = pt.gaussian_teacher(args.L, args.nu, args.seed)
     curves = pt.replica_curves(teacher, args.alphas, args.lam, sites=args.sites, reps=args.reps, seed=args.seed + 1)
-    pt.atomic_savez(args.out, **curves)
+    pt.atomic_savez(args.out, field="--out", **curves)
     if args.plot:
         pt.plot_replica(curves, args.plot)
     return 0

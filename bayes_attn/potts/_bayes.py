@@ -122,7 +122,8 @@ def curvature_adjustment(s, params, *, scale_A: float = 1.0, scale_V: float = 1.
     with Omega = H^-1 J^(1/2) H^(1/2) (symmetric square roots) carries the first covariance onto
     the second exactly: Omega H^-1 Omega^T = H^-1 J H^-1, for every direction rather than on average
     (which is all a scalar omega can do).  Directions without data (gauge, the (c, 1/c) scale of
-    A, V) have J = 0 and collapse onto theta_hat; they do not move the gauged couplings.
+    A, V) have J = 0: the adjusted draws have no spread in the null space of Omega (H^-1/2 null(J)),
+    which to first order does not move the gauged couplings.
 
     Returns {"mode": flat theta_hat, "Omega": (p, p), "eigs": eigenvalues of H^-1 J}."""
     flat, _, (w, Q), Jm = _curvature_and_score_covariance(s, params, scale_A, scale_V, scale_b)
@@ -147,19 +148,27 @@ def _gauged(A, V, b=None):
 
 
 def adjust_draws(out: dict, adjustment: dict) -> dict:
-    """Apply :func:`curvature_adjustment` to the draws of :meth:`PseudoPosterior.run`: returns a
-    copy of ``out`` whose A, V, (b), K0, (h0) are the adjusted draws, with ``adjusted = True``."""
+    """Apply :func:`curvature_adjustment` to the omega = 1 draws of :meth:`PseudoPosterior.run`: returns a
+    copy of ``out`` whose A, V, (b), K0, (h0) are the adjusted draws, with ``adjusted = True``.
+
+    A draw in the mirror mode (-A, -V) (same couplings, far from theta_hat in these coordinates) is
+    flipped onto theta_hat's side before the affine map.  ``rhat_K_max`` / ``ess_K_min`` are those of
+    the unadjusted chain (the map is affine, so mixing is the chain's)."""
+    require(float(out["omega"]) == 1.0, "adjustment", f"applies to omega = 1 draws, these have omega = {out['omega']}")
     L = out["A"].shape[-1]
     off = ~np.eye(L, dtype=bool)
     lead = out["V"].shape[:2]
-    parts = [out["A"][..., off].reshape(*lead, -1), out["V"].reshape(*lead, -1)]
+    th, Om = adjustment["mode"], adjustment["Omega"]
+    n_a, n_v = int(off.sum()), out["V"].shape[-1] * out["V"].shape[-2]
+    a_off = out["A"][..., off].reshape(*lead, -1)
+    v = out["V"].reshape(*lead, -1)
+    sign = np.where(a_off @ th[:n_a] < 0, -1.0, 1.0)[..., None]        # the (c, 1/c) symmetry at c = -1
+    parts = [sign * a_off, sign * v]
     if "b" in out:
         parts.append(out["b"].reshape(*lead, -1))
     x = np.concatenate(parts, -1)
-    th, Om = adjustment["mode"], adjustment["Omega"]
     require(x.shape[-1] == th.size, "adjustment", f"has {th.size} parameters, the draws {x.shape[-1]}")
     y = th + (x - th) @ Om.T
-    n_a, n_v = int(off.sum()), out["V"].shape[-1] * out["V"].shape[-2]
     A = np.zeros((*lead, L, L))
     A[..., off] = y[..., :n_a]
     V = y[..., n_a:n_a + n_v].reshape(out["V"].shape)

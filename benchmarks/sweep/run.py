@@ -13,6 +13,8 @@ cold and a warm cache, split into import / data / first solve (compile + solve) 
 
     .venv/bin/python benchmarks/sweep/run.py --out benchmarks/sweep/results.json      # ~25 min on 2 idle cores
     .venv/bin/python benchmarks/sweep/run.py --smoke --out /tmp/sweep_bench.json     # seconds (tests)
+    .venv/bin/python benchmarks/sweep/run.py --ways sweep_1 sweep_2 --repeats 3 \
+        --out benchmarks/sweep/results_workers.json                                    # workers only, ~20 min
 """
 
 from __future__ import annotations
@@ -109,12 +111,19 @@ def theory_cold_warm(cfg: Path, work: Path, base_env) -> dict:
     return out
 
 
+WAYS = ("processes", "processes_warm_cache", "sweep_1", "sweep_2")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(HERE / "results.json"))
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--smoke", action="store_true", help="a 2-cell grid with 2 x (10 + 10) iterations")
+    ap.add_argument("--ways", nargs="+", choices=WAYS, default=list(WAYS),
+                    help="run only these ways (and skip the theory probe unless all run)")
     args = ap.parse_args(argv)
+    if set(args.ways) != set(WAYS) and Path(args.out).resolve() == (HERE / "results.json").resolve():
+        ap.error("a run of some --ways only must not overwrite results.json: give --out (e.g. results_workers.json)")
     grid_text = (HERE / "grid.toml").read_text()
     if args.smoke:
         grid_text = (grid_text.replace("chains = 4", "chains = 2").replace("warmup = 200", "warmup = 10")
@@ -127,45 +136,52 @@ def main(argv=None) -> int:
     cold_env = {**base_env, "BAYES_ATTN_CACHE_DIR": "off"}
     n_cells = len(tomllib.loads(grid_text)["sweep"]["network.width"]) * len(
         tomllib.loads(grid_text)["sweep"]["network.temperature"])
-    times = {"processes": [], "processes_warm_cache": [], "sweep_1": [], "sweep_2": []}
+    times = {k: [] for k in args.ways}
+    everything = set(args.ways) == set(WAYS)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         grid = tmp / "grid.toml"
         grid.write_text(grid_text)
         warm = {**base_env, "BAYES_ATTN_CACHE_DIR": str(tmp / "warm-cache")}
-        processes(grid, _fresh(tmp / "prime"), warm)  # fills the warm cache once (not timed)
+        if "processes_warm_cache" in times:
+            processes(grid, _fresh(tmp / "prime"), warm)  # fills the warm cache once (not timed)
+        run = {"processes": lambda w: processes(grid, w, cold_env),
+               "processes_warm_cache": lambda w: processes(grid, w, warm),
+               "sweep_1": lambda w: sweep(grid, w, cold_env, 1), "sweep_2": lambda w: sweep(grid, w, cold_env, 2)}
         for r in range(args.repeats):
-            times["processes"].append(processes(grid, _fresh(tmp / f"p{r}"), cold_env))
-            times["processes_warm_cache"].append(processes(grid, _fresh(tmp / f"pw{r}"), warm))
-            times["sweep_1"].append(sweep(grid, _fresh(tmp / f"s1{r}"), cold_env, 1))
-            times["sweep_2"].append(sweep(grid, _fresh(tmp / f"s2{r}"), cold_env, 2))
+            for k in times:                               # interleaved: every way once per repeat
+                times[k].append(run[k](_fresh(tmp / f"{k}{r}")))
             print(json.dumps({k: v[-1] for k, v in times.items()}), flush=True)
-        theory_cfg = tmp / "theory.toml"
-        raw = tomllib.loads(grid_text)
-        raw.pop("sweep")
-        raw["network"]["width"] = [10, 100, 1000]
-        sys.path.insert(0, str(ROOT))
-        from bayes_attn.sweep import to_toml
+        theory = None
+        if everything:
+            theory_cfg = tmp / "theory.toml"
+            raw = tomllib.loads(grid_text)
+            raw.pop("sweep")
+            raw["network"]["width"] = [10, 100, 1000]
+            sys.path.insert(0, str(ROOT))
+            from bayes_attn.sweep import to_toml
 
-        theory_cfg.write_text(to_toml(raw))
-        theory = theory_cold_warm(theory_cfg, _fresh(tmp / "theory"), base_env)
+            theory_cfg.write_text(to_toml(raw))
+            theory = theory_cold_warm(theory_cfg, _fresh(tmp / "theory"), base_env)
     med = {k: statistics.median(v) for k, v in times.items()}
     res = {"meta": {"grid": grid_text, "cells": n_cells, "repeats": args.repeats, "smoke": args.smoke,
-                    "cpu_count": os.cpu_count(), "platform": platform.platform(),
+                    "ways": list(times), "cpu_count": os.cpu_count(), "platform": platform.platform(),
                     "load_avg_start": os.getloadavg()[0],
                     "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())},
-           "wall_s": times, "median_wall_s": med,
-           "ratio_processes_over_sweep_1": med["processes"] / med["sweep_1"],
-           "ratio_sweep_1_over_sweep_2": med["sweep_1"] / med["sweep_2"],
-           "ratio_processes_warm_over_sweep_1": med["processes_warm_cache"] / med["sweep_1"],
-           "theory": {**theory, "ratio_cold_over_warm": theory["theory_cold_s"] / theory["theory_warm_s"]}}
+           "wall_s": times, "median_wall_s": med}
+    for name, (a, b) in {"ratio_processes_over_sweep_1": ("processes", "sweep_1"),
+                         "ratio_sweep_1_over_sweep_2": ("sweep_1", "sweep_2"),
+                         "ratio_processes_warm_over_sweep_1": ("processes_warm_cache", "sweep_1")}.items():
+        if a in med and b in med:
+            res[name] = med[a] / med[b]
+    if theory is not None:
+        res["theory"] = {**theory, "ratio_cold_over_warm": theory["theory_cold_s"] / theory["theory_warm_s"]}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = out.with_name(f".{out.name}.tmp")
     tmp_out.write_text(json.dumps(res, indent=1))
     os.replace(tmp_out, out)
-    print(json.dumps({k: res[k] for k in ("median_wall_s", "ratio_processes_over_sweep_1",
-                                          "ratio_sweep_1_over_sweep_2")}, indent=1))
+    print(json.dumps({k: v for k, v in res.items() if k == "median_wall_s" or k.startswith("ratio")}, indent=1))
     print(f"wrote {out}")
     return 0
 

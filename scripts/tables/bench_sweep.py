@@ -1,7 +1,9 @@
 """README "Benchmarks": the sweep benchmark (issue 13), processes vs sweep with 1 and 2 workers; warm vs cold
 theory.
 
-Reads benchmarks/sweep/results.json (benchmarks/sweep/run.py).
+Reads benchmarks/sweep/results.json (benchmarks/sweep/run.py) and, where it exists,
+benchmarks/sweep/results_workers.json (the same script with ``--ways sweep_1 sweep_2``: the workers rerun
+after they were pinned to one core each).
 """
 
 import sys
@@ -35,4 +37,26 @@ def render() -> str:
               f"2 workers vs 1: {d['ratio_sweep_1_over_sweep_2']:.2f}× (target ≥ 1.5); "
               f"{d['meta']['repeats']} interleaved repeats, {d['meta']['cpu_count']} cores, {d['meta']['date']}.\n\n"
             + split
-            + f"\nwarm cache vs cold, end to end: {th['ratio_cold_over_warm']:.2f}× faster (target ≥ 2).\n")
+            + f"\nwarm cache vs cold, end to end: {th['ratio_cold_over_warm']:.2f}× faster (target ≥ 2).\n"
+            + _workers())
+
+
+def _workers() -> str:
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "sweep" / "results_workers.json"
+    if not path.is_file():
+        return ""
+    w = load("benchmarks/sweep/results_workers.json", "benchmarks/sweep/run.py --ways sweep_1 sweep_2")
+    if w["meta"]["smoke"] or not {"sweep_1", "sweep_2"} <= set(w["median_wall_s"]):
+        raise SystemExit("benchmarks/sweep/results_workers.json must be a full run of --ways sweep_1 sweep_2")
+    med = w["median_wall_s"]
+    rows = [[WAYS[k] + ", workers pinned", f"{med[k]:.0f} s", ", ".join(f"{t:.0f}" for t in w["wall_s"][k]) + " s"]
+            for k in ("sweep_1", "sweep_2")]
+    return ("\nWorkers pinned to one core each (the same grid, rerun side by side):\n\n"
+            + table(["how the grid runs", "median wall", "runs"], rows)
+            + f"\n2 workers vs 1: {w['ratio_sweep_1_over_sweep_2']:.2f}× (target ≥ 1.5); "
+              f"1 pinned worker vs the processes of the run above (not side by side): {d_processes() / med['sweep_1']:.2f}×; "
+              f"{w['meta']['repeats']} interleaved repeats, {w['meta']['cpu_count']} cores, {w['meta']['date']}.\n")
+
+
+def d_processes() -> float:
+    return load("benchmarks/sweep/results.json", "benchmarks/sweep/run.py")["median_wall_s"]["processes"]
