@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import sys
 import time
@@ -111,11 +110,9 @@ def main(argv=None) -> int:
         res["case_wall_s"] = time.perf_counter() - t0
         results["cases"].append(res)
         print(json.dumps(res), flush=True)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(results, indent=1))
-    os.replace(tmp, out)
+    from bayes_attn._io import atomic_write_json
+
+    out = atomic_write_json(args.out, results, field="--out")
     print(f"wrote {out}")
     return 0
 

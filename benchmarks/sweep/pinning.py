@@ -81,11 +81,10 @@ def main(argv=None) -> int:
     res = {"meta": {"calls": calls, "repeats": repeats, "cores": ncores, "smoke": args.smoke,
                     "platform": platform.platform(), "load_avg_start": os.getloadavg()[0],
                     "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}, "rows": rows}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(res, indent=1))
-    os.replace(tmp, out)
+    sys.path.insert(0, str(ROOT))
+    from bayes_attn._io import atomic_write_json
+
+    out = atomic_write_json(args.out, res, field="--out")
     print(f"wrote {out}")
     return 0
 

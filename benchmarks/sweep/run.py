@@ -176,11 +176,10 @@ def main(argv=None) -> int:
             res[name] = med[a] / med[b]
     if theory is not None:
         res["theory"] = {**theory, "ratio_cold_over_warm": theory["theory_cold_s"] / theory["theory_warm_s"]}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = out.with_name(f".{out.name}.tmp")
-    tmp_out.write_text(json.dumps(res, indent=1))
-    os.replace(tmp_out, out)
+    sys.path.insert(0, str(ROOT))
+    from bayes_attn._io import atomic_write_json
+
+    out = atomic_write_json(args.out, res, field="--out")
     print(json.dumps({k: v for k, v in res.items() if k == "median_wall_s" or k.startswith("ratio")}, indent=1))
     print(f"wrote {out}")
     return 0
