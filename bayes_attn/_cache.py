@@ -63,14 +63,20 @@ def limit_xla_threads() -> None:
         os.environ["XLA_FLAGS"] = (flags + " " + SINGLE_THREAD_XLA_FLAGS).strip()
 
 
-def pin_to_one_core(index: int) -> int | None:
+def pin_to_one_core(index: int, *, one_native_thread: bool = True) -> int | None:
     """Pin every thread of this process (and so the threads it starts later) to one CPU: the
     ``index``-th, modulo their number, of the CPUs this process may use; returns it (``None`` where
     the OS has no affinity call).  *(measured, docs/design.md "Several JAX processes on few cores")*
     Unpinned, two JAX processes on the 2-core machine ran a loop of small jitted programs 30-90x
     slower than one alone, whatever ``XLA_FLAGS`` said (the runtime's worker threads of both processes
     migrate over both cores and spin); pinned one per core, each ran as fast as one alone.  Call it
-    before the process first runs a JAX computation, so that XLA's thread pools start pinned."""
+    before the process first runs a JAX computation, so that XLA's thread pools start pinned.
+
+    ``one_native_thread`` (default): also limit the native thread pools of BLAS/LAPACK and OpenMP to one
+    thread (:func:`limit_native_threads`).  *(measured, 2026-12-01)* Without it, NumPy's OpenBLAS keeps
+    the two threads it sized itself for at import, now on one core, where they spin waiting for each
+    other: one ``(1000, 30, 200) @ (200, 200)`` product (building the Markov task) took 16.6 s pinned
+    against 0.08 s unpinned, and every sweep cell and pinned test paid it."""
     if not hasattr(os, "sched_setaffinity"):
         return None
     allowed = sorted(os.sched_getaffinity(0))
@@ -93,7 +99,21 @@ def pin_to_one_core(index: int) -> int | None:
             except OSError:      # a thread that has just exited
                 pass
         done |= tids
+    if one_native_thread:
+        limit_native_threads()
     return cpu
+
+
+def limit_native_threads() -> None:
+    """One thread for every BLAS/LAPACK and OpenMP pool of this process: those loaded already
+    (``threadpoolctl``) and those loaded later (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``,
+    ``MKL_NUM_THREADS``, read when a library loads).  For a process pinned to one core
+    (:func:`pin_to_one_core`)."""
+    from threadpoolctl import threadpool_limits
+
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
+    threadpool_limits(limits=1)  # kept for the process's life: no restore
 
 
 def memory_map_usage() -> tuple[int, int] | None:
@@ -166,5 +186,5 @@ class CompileTimer:
 
 
 __all__ = ["ENV", "COMPILE_EVENTS", "CompileTimer", "cache_dir", "enable_compilation_cache", "limit_xla_threads",
-           "pin_to_one_core",
+           "pin_to_one_core", "limit_native_threads",
            "SINGLE_THREAD_XLA_FLAGS", "memory_map_usage", "release_compiled_programs"]

@@ -25,6 +25,8 @@ from bayes_attn._cache import pin_to_one_core  # noqa: E402
 
 # pytest-xdist worker gwK runs on the K-th core (and so do the processes its tests start): unpinned, two JAX
 # processes on two cores ran small-program loops 30-90x slower than one alone (docs/design.md).
+# pin_to_one_core also limits BLAS/OpenMP to one thread: pinned without that, NumPy's OpenBLAS threads spun on the
+# one core (a matrix product about 180x slower, docs/design.md).
 if os.environ.get("PYTEST_XDIST_WORKER", "").startswith("gw"):
     pin_to_one_core(int(os.environ["PYTEST_XDIST_WORKER"][2:]))
 from bayes_attn.inference import request_host_devices  # noqa: E402

@@ -65,3 +65,17 @@ def test_pinning_benchmark_smoke(tmp_path):
         (f, p, n) for f in ("none", "eigen_off", "eigen_off_intra_op_token") for p in (False, True)
         for n in {1, cores}}
     assert all(r["loop_s_median"] > 0 for r in res["rows"])
+
+
+def test_blas_pinned_benchmark_smoke(tmp_path):
+    """benchmarks/sweep/blas_pinned.py runs its three probes and records the BLAS threads each had: 1 only with
+    the limit (docs/design.md reads the times from benchmarks/sweep/blas_pinned.json)."""
+    out = tmp_path / "blas.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sweep" / "blas_pinned.py"), "--smoke", "--out",
+                           str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {r["mode"]: r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"unpinned", "pinned_no_limit", "pinned_one_thread"}
+    assert rows["pinned_one_thread"]["blas_threads"] == 1
+    assert rows["pinned_no_limit"]["blas_threads"] == rows["unpinned"]["blas_threads"]
+    assert all(r["matmul_s_median"] > 0 and r["cholesky_s_median"] > 0 for r in rows.values())

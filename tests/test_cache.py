@@ -76,3 +76,52 @@ def test_release_compiled_programs_frees_their_memory_maps():
     assert memory_map_usage()[0] >= grown - 10
     assert release_compiled_programs(0.0) is True
     assert memory_map_usage()[0] < grown - 300, (before, grown, memory_map_usage())
+
+
+BLAS_PROBE = r"""
+import json, os, sys
+try:                                             # start as an unpinned process would (the parent may be pinned)
+    os.sched_setaffinity(0, range(os.cpu_count()))
+except OSError:                                  # a cpuset smaller than the machine: keep what we have
+    pass
+import numpy                                     # loads OpenBLAS, sized for the cores it may use now
+from threadpoolctl import threadpool_info
+from bayes_attn._cache import pin_to_one_core
+before = {i["internal_api"]: i["num_threads"] for i in threadpool_info()}
+cpu = pin_to_one_core(0, one_native_thread=sys.argv[1] == "1")
+import scipy.linalg                              # a BLAS loaded after pinning
+after = [(i["filepath"], i["num_threads"]) for i in threadpool_info()]
+print(json.dumps({"before": before, "after": after, "affinity": sorted(os.sched_getaffinity(0)), "cpu": cpu,
+                  "env": os.environ.get("OPENBLAS_NUM_THREADS")}))
+"""
+
+
+def _blas_probe(one_native_thread: bool) -> dict:
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                           "MKL_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", BLAS_PROBE, "1" if one_native_thread else "0"], env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this OS")
+def test_pinned_process_runs_one_blas_thread():
+    """A process pinned to one core keeps one thread in every BLAS/OpenMP pool, loaded before or after the
+    pin: NumPy's OpenBLAS sized for two cores and pinned to one spun its threads on that core (a matrix
+    product about 180x slower, measured; bayes_attn._cache.pin_to_one_core)."""
+    res = _blas_probe(True)
+    assert res["affinity"] == [res["cpu"]]
+    assert len(res["after"]) >= 2 and all(n == 1 for _, n in res["after"]), res["after"]
+    assert res["env"] == "1"
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or os.cpu_count() < 2, reason="needs 2 cores")
+def test_pinned_process_without_the_limit_keeps_its_blas_threads():
+    """The failure the limit prevents, on this machine: pinned without it, OpenBLAS keeps the threads it
+    started with for all cores (so the test above can fail)."""
+    res = _blas_probe(False)
+    if res["before"].get("openblas", 1) < 2:
+        pytest.skip("OpenBLAS started with one thread here")
+    assert max(n for p, n in res["after"] if "openblas" in p) >= 2

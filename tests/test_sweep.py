@@ -226,13 +226,15 @@ def test_local_cluster_two_workers(tmp_path):
 
 
 def _thread_affinities():
+    from threadpoolctl import threadpool_info
+
     out = set()
     for tid in os.listdir("/proc/self/task"):
         try:
             out.add(frozenset(os.sched_getaffinity(int(tid))))
         except OSError:
             pass
-    return os.getpid(), out
+    return os.getpid(), out, {i["filepath"]: i["num_threads"] for i in threadpool_info()}
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this OS")
@@ -258,11 +260,12 @@ def test_local_cluster_workers_are_pinned_one_core_each():
         client.close()
         cluster.close()
     assert len(info) == 3
-    for addr, (pid, affinities) in info.items():
+    for addr, (pid, affinities, pools) in info.items():
         assert pid != os.getpid()
         want = frozenset({allowed[int(names[addr]) % len(allowed)]})
         assert affinities == {want}, (names[addr], affinities)
-    assert len({next(iter(aff)) for _, aff in info.values()}) == min(3, len(allowed))  # distinct cores
+        assert pools and all(n == 1 for n in pools.values()), pools  # one BLAS thread on one core
+    assert len({next(iter(aff)) for _, aff, _ in info.values()}) == min(3, len(allowed))  # distinct cores
 
 
 def test_external_scheduler_and_worker_on_loopback(tmp_path):
