@@ -32,11 +32,14 @@ def test_device_benchmark_smoke(tmp_path):
 @pytest.mark.slow
 def test_sweep_benchmark_smoke(tmp_path):
     out = tmp_path / "sweep.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sweep" / "run.py"), "--smoke", "--out", str(out)],
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sweep" / "run.py"), "--smoke", "--grid",
+                           str(ROOT / "benchmarks" / "sweep" / "grid_full.toml"), "--out", str(out)],
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     assert set(res["median_wall_s"]) == {"processes", "processes_warm_cache", "sweep_1", "sweep_2"}
+    assert res["meta"]["grid_file"] == "grid_full.toml" and set(res["meta"]["runs_per_way"].values()) == {1}
+    assert "warmup = 10" in res["meta"]["grid"] and "draws = 10" in res["meta"]["grid"]  # the smoke sizes
     assert res["theory"]["theory_cold_s"] > 0 and "split_warm" in res["theory"]
 
 

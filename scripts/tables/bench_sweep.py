@@ -38,7 +38,29 @@ def render() -> str:
               f"{d['meta']['repeats']} interleaved repeats, {d['meta']['cpu_count']} cores, {d['meta']['date']}.\n\n"
             + split
             + f"\nwarm cache vs cold, end to end: {th['ratio_cold_over_warm']:.2f}× faster (target ≥ 2).\n"
-            + _workers())
+            + _workers() + _full())
+
+
+def _full() -> str:
+    """benchmarks/sweep/results_full.json: grid_full.toml, the issue's 4 chains x (500 + 1000), all three ways."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "sweep" / "results_full.json"
+    if not path.is_file():
+        return ""
+    f = load("benchmarks/sweep/results_full.json", "benchmarks/sweep/run.py --grid benchmarks/sweep/grid_full.toml")
+    if f["meta"]["smoke"] or not {"processes", "sweep_1", "sweep_2"} <= set(f["median_wall_s"]):
+        raise SystemExit("benchmarks/sweep/results_full.json must be a full run of processes, sweep_1 and sweep_2")
+    med, runs = f["median_wall_s"], f["meta"]["runs_per_way"]
+    rows = [[WAYS[k] + ("" if k.startswith("processes") else ", workers pinned"),
+             f"{med[k]:.0f} s" if runs[k] > 1 else f"{med[k]:.0f} s (one run)",
+             ", ".join(f"{t:.0f}" for t in f["wall_s"][k]) + " s", f"{med['processes'] / med[k]:.2f}×"]
+            for k in ("processes", "sweep_1", "sweep_2")]
+    return ("\nAt the issue's size, 4 chains × (500 + 1000) per cell (`benchmarks/sweep/grid_full.toml`, all "
+            "ways side by side in one run):\n\n"
+            + table(["how the grid runs", "median wall", "runs", "speed-up over processes"], rows)
+            + f"\nsweep, 1 worker vs processes: {f['ratio_processes_over_sweep_1']:.2f}× (target ≥ 1.5); "
+              f"2 workers vs 1: {f['ratio_sweep_1_over_sweep_2']:.2f}× (target ≥ 1.5); "
+              f"{f['meta']['repeats']} interleaved repeats ({runs['processes']} with the processes), "
+              f"{f['meta']['cpu_count']} cores, {f['meta']['date']}.\n")
 
 
 def _workers() -> str:
