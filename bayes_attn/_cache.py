@@ -63,6 +63,14 @@ def limit_xla_threads() -> None:
         os.environ["XLA_FLAGS"] = (flags + " " + SINGLE_THREAD_XLA_FLAGS).strip()
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, e.g. a container's or a batch job's share),
+    not the machine's count."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return os.cpu_count() or 1
+
+
 def pin_to_one_core(index: int, *, one_native_thread: bool = True) -> int | None:
     """Pin every thread of this process (and so the threads it starts later) to one CPU: the
     ``index``-th, modulo their number, of the CPUs this process may use; returns it (``None`` where
@@ -186,5 +194,5 @@ class CompileTimer:
 
 
 __all__ = ["ENV", "COMPILE_EVENTS", "CompileTimer", "cache_dir", "enable_compilation_cache", "limit_xla_threads",
-           "pin_to_one_core", "limit_native_threads",
+           "pin_to_one_core", "limit_native_threads", "usable_cores",
            "SINGLE_THREAD_XLA_FLAGS", "memory_map_usage", "release_compiled_programs"]

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .._cache import SINGLE_THREAD_XLA_FLAGS, cache_dir
+from .._cache import SINGLE_THREAD_XLA_FLAGS, cache_dir, usable_cores
 from .._errors import InputError
 from ._cell import ROW, run_cell
 from ._grid import Sweep
@@ -42,14 +42,6 @@ def check_writable(out: Path) -> None:
         raise InputError(f"out: cannot write to {str(out)!r} ({exc.strerror or type(exc).__name__})") from None
 
 
-def _usable_cores() -> int:
-    """The cores this process may run on (its affinity mask, e.g. a container's or a batch job's share),
-    not the machine's count."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(len(os.sched_getaffinity(0)), 1)
-    return os.cpu_count() or 1
-
-
 def open_client(workers: int | None, scheduler: str | None):
     """``(client, cluster)``: a client of ``scheduler``, or of a new ``LocalCluster`` (module docstring)."""
     import dask
@@ -60,7 +52,7 @@ def open_client(workers: int | None, scheduler: str | None):
             return Client(scheduler, timeout="10s"), None
         except (OSError, TimeoutError) as exc:
             raise InputError(f"--scheduler: cannot reach {scheduler!r} ({type(exc).__name__})") from None
-    n = workers or _usable_cores()
+    n = workers or usable_cores()
     env = {"XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " " + SINGLE_THREAD_XLA_FLAGS).strip()}
     folder = cache_dir()
     env["BAYES_ATTN_CACHE_DIR"] = str(folder) if folder is not None else "off"

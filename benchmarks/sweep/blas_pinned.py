@@ -24,6 +24,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bayes_attn._cache import usable_cores  # noqa: E402
+from bayes_attn._io import atomic_write_json  # noqa: E402
 
 PROBE = r"""
 import json, os, sys, time
@@ -71,12 +75,10 @@ def main(argv=None) -> int:
     for r in rows:
         r["matmul_vs_unpinned"] = r["matmul_s_median"] / base["matmul_s_median"]
         r["cholesky_vs_unpinned"] = r["cholesky_s_median"] / base["cholesky_s_median"]
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = usable_cores()
     res = {"meta": {"sequences": n, "repeats": repeats, "cores": cores, "smoke": args.smoke,
                     "platform": platform.platform(), "load_avg_start": os.getloadavg()[0],
                     "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}, "rows": rows}
-    sys.path.insert(0, str(ROOT))
-    from bayes_attn._io import atomic_write_json
 
     print(f"wrote {atomic_write_json(args.out, res, field='--out')}")
     return 0

@@ -24,6 +24,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bayes_attn._cache import usable_cores  # noqa: E402
+from bayes_attn._io import atomic_write_json  # noqa: E402
 
 PROBE = r"""
 import os, sys, time
@@ -65,7 +69,7 @@ def main(argv=None) -> int:
     ap.add_argument("--smoke", action="store_true", help="20 calls, one repeat")
     args = ap.parse_args(argv)
     calls, repeats = (20, 1) if args.smoke else (400, args.repeats)
-    ncores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    ncores = usable_cores()
     rows = []
     for name, flags in FLAGS.items():
         for pinned in (False, True):
@@ -81,8 +85,6 @@ def main(argv=None) -> int:
     res = {"meta": {"calls": calls, "repeats": repeats, "cores": ncores, "smoke": args.smoke,
                     "platform": platform.platform(), "load_avg_start": os.getloadavg()[0],
                     "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}, "rows": rows}
-    sys.path.insert(0, str(ROOT))
-    from bayes_attn._io import atomic_write_json
 
     out = atomic_write_json(args.out, res, field="--out")
     print(f"wrote {out}")

@@ -40,6 +40,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT))
 BIN = Path(sys.executable).parent
 
 
@@ -51,7 +52,6 @@ def _run(cmd, env, cwd) -> float:
 
 def _cell_configs(grid: Path, work: Path) -> list[Path]:
     """One plain run config per cell of the grid (the [sweep] table expanded)."""
-    sys.path.insert(0, str(ROOT))
     from bayes_attn.sweep import load_sweep, to_toml
 
     out = []
@@ -169,7 +169,6 @@ def main(argv=None) -> int:
             raw = tomllib.loads(grid_text)
             raw.pop("sweep")
             raw["network"]["width"] = [10, 100, 1000]
-            sys.path.insert(0, str(ROOT))
             from bayes_attn.sweep import to_toml
 
             theory_cfg.write_text(to_toml(raw))
@@ -188,7 +187,6 @@ def main(argv=None) -> int:
             res[name] = med[a] / med[b]
     if theory is not None:
         res["theory"] = {**theory, "ratio_cold_over_warm": theory["theory_cold_s"] / theory["theory_warm_s"]}
-    sys.path.insert(0, str(ROOT))
     from bayes_attn._io import atomic_write_json
 
     out = atomic_write_json(args.out, res, field="--out")

@@ -38,17 +38,26 @@ def render() -> str:
               f"{d['meta']['repeats']} interleaved repeats, {d['meta']['cpu_count']} cores, {d['meta']['date']}.\n\n"
             + split
             + f"\nwarm cache vs cold, end to end: {th['ratio_cold_over_warm']:.2f}× faster (target ≥ 2).\n"
-            + _workers() + _full())
+            + _workers(med['processes']) + _full())
+
+
+def _optional(name: str, script: str, ways: set):
+    """``benchmarks/sweep/NAME`` (a full run of at least ``ways``), or ``None`` where the file does not exist."""
+    rel = f"benchmarks/sweep/{name}"
+    if not (Path(__file__).resolve().parents[2] / rel).is_file():
+        return None
+    d = load(rel, script)
+    if d["meta"]["smoke"] or not ways <= set(d["median_wall_s"]):
+        raise SystemExit(f"{rel} must be a full run of {', '.join(sorted(ways))}")
+    return d
 
 
 def _full() -> str:
     """benchmarks/sweep/results_full.json: grid_full.toml, the issue's 4 chains x (500 + 1000), all three ways."""
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "sweep" / "results_full.json"
-    if not path.is_file():
+    f = _optional("results_full.json", "benchmarks/sweep/run.py --grid benchmarks/sweep/grid_full.toml",
+                  {"processes", "sweep_1", "sweep_2"})
+    if f is None:
         return ""
-    f = load("benchmarks/sweep/results_full.json", "benchmarks/sweep/run.py --grid benchmarks/sweep/grid_full.toml")
-    if f["meta"]["smoke"] or not {"processes", "sweep_1", "sweep_2"} <= set(f["median_wall_s"]):
-        raise SystemExit("benchmarks/sweep/results_full.json must be a full run of processes, sweep_1 and sweep_2")
     med, runs = f["median_wall_s"], f["meta"]["runs_per_way"]
     rows = [[WAYS[k] + ("" if k.startswith("processes") else ", workers pinned"),
              f"{med[k]:.0f} s" if runs[k] > 1 else f"{med[k]:.0f} s (one run)",
@@ -63,22 +72,17 @@ def _full() -> str:
               f"{f['meta']['cpu_count']} cores, {f['meta']['date']}.\n")
 
 
-def _workers() -> str:
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "sweep" / "results_workers.json"
-    if not path.is_file():
+def _workers(processes_s: float) -> str:
+    """benchmarks/sweep/results_workers.json (``--ways sweep_1 sweep_2``, pinned workers); ``processes_s``: the
+    median processes wall time of results.json, for the cross-run ratio."""
+    w = _optional("results_workers.json", "benchmarks/sweep/run.py --ways sweep_1 sweep_2", {"sweep_1", "sweep_2"})
+    if w is None:
         return ""
-    w = load("benchmarks/sweep/results_workers.json", "benchmarks/sweep/run.py --ways sweep_1 sweep_2")
-    if w["meta"]["smoke"] or not {"sweep_1", "sweep_2"} <= set(w["median_wall_s"]):
-        raise SystemExit("benchmarks/sweep/results_workers.json must be a full run of --ways sweep_1 sweep_2")
     med = w["median_wall_s"]
     rows = [[WAYS[k] + ", workers pinned", f"{med[k]:.0f} s", ", ".join(f"{t:.0f}" for t in w["wall_s"][k]) + " s"]
             for k in ("sweep_1", "sweep_2")]
     return ("\nWorkers pinned to one core each (the same grid, rerun side by side):\n\n"
             + table(["how the grid runs", "median wall", "runs"], rows)
             + f"\n2 workers vs 1: {w['ratio_sweep_1_over_sweep_2']:.2f}× (target ≥ 1.5); "
-              f"1 pinned worker vs the processes of the run above (not side by side): {d_processes() / med['sweep_1']:.2f}×; "
+              f"1 pinned worker vs the processes of the run above (not side by side): {processes_s / med['sweep_1']:.2f}×; "
               f"{w['meta']['repeats']} interleaved repeats, {w['meta']['cpu_count']} cores, {w['meta']['date']}.\n")
-
-
-def d_processes() -> float:
-    return load("benchmarks/sweep/results.json", "benchmarks/sweep/run.py")["median_wall_s"]["processes"]
