@@ -61,6 +61,7 @@ def test_cli_evidence_and_fit_attention(tmp_path, capsys):
     assert {"test_accuracy_initial", "test_accuracy_final", "settings"} <= set(s)
     assert s["settings"]["rank"] == [3, 3]
     assert s["log_evidence"][0] == pytest.approx(d["log_evidence_saddle"], rel=1e-10)
+    assert s["objective"] == s["log_evidence"] and s["settings"]["prior_scale"] is None  # no hyperprior
     learned = load_bundle(out)
     assert [l.style for l in learned.layers] == ["qk", "qk"]
     # the bundle is a [data] file for the other commands: its evidence is the best recorded one
@@ -83,6 +84,11 @@ def test_cli_bad_input(tmp_path, capsys):
 
     out = str(tmp_path / "o.npz")
     assert err(["fit-attention", str(cfg), "--out", out, "--lr", "0"]).startswith("error: --lr")
+    assert err(["fit-attention", str(cfg), "--out", out, "--prior-scale", "0"]).startswith("error: --prior-scale")
+    np.save(tmp_path / "b3.npy", np.eye(3))  # the tokens have n0 = 4 entries
+    assert err(["fit-attention", str(cfg), "--out", out, "--basis", str(tmp_path / "b3.npy")]).startswith("error: --basis")
+    (tmp_path / "junk.npy").write_text("not an array")
+    assert err(["fit-attention", str(cfg), "--out", out, "--basis", str(tmp_path / "junk.npy")]).startswith("error: --basis")
     assert err(["fit-attention", str(cfg), "--out", out, "--steps", "-1"]).startswith("error: --steps")
     assert "N_1 >= p_1" in err(["fit-attention", str(cfg), "--out", out, "--exact"])  # N = 3 < 4 paths
     assert "N_1 >= p_1" in err(["evidence", str(cfg), "--out", str(tmp_path / "e.json"), "--exact"])
@@ -134,3 +140,84 @@ def test_fit_with_exact_evidence_and_fisher_gradient():
     # exact and saddle values of the same attention differ by O(1/N) (docs/evidence.md §4)
     assert all(abs(e["log_evidence"] - e["log_evidence_saddle"]) < 0.5 for e in h)
     assert h[-1]["log_evidence"] > h[0]["log_evidence"] + 4 * (h[0]["log_evidence_mcse"] + h[-1]["log_evidence_mcse"])
+
+
+def _objective(task, spec, theta, basis, sigma, term="log_evidence"):
+    """Independent route to the MAP-II objective: Task with the expanded attention -> evidence (or its leading
+    term ``action_term``, whose gradient is the one followed), minus the prior."""
+    full = [{k: (v @ basis.T if k in ("Q", "K") else basis @ v @ basis.T) for k, v in p.items()} for p in theta]
+    sq = sum(float(np.sum(np.asarray(v) ** 2)) for p in theta for v in p.values())
+    return getattr(log_evidence(with_attention(task, full), spec), term) - 0.5 * sq / sigma ** 2
+
+
+@pytest.mark.parametrize("style", ["w", "qk"])
+def test_basis_and_hyperprior_objective_and_first_step(style):
+    """With a basis and a Gaussian hyperprior (docs/evidence.md eq. (E5)): the recorded objective is ln Z minus
+    |theta'|^2 / (2 sigma^2) of the coordinates, the learned heads lie in span(B), and Adam's first step (lr times
+    the sign of the gradient) follows the finite-difference derivative of the leading term minus the prior (the
+    gradient that is followed, docs/evidence.md §5) in every coordinate where that derivative is clearly non-zero."""
+    task = random_task(P=10, Q=4, S=3, n0=5, heads=(2, 1), seed=4, style=style)
+    spec = task.spec(width=7, temperature=0.1)
+    B = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 3)))[0] * np.array([1.0, 2.0, 0.5])  # units
+    Bp = np.linalg.pinv(B)
+    sigma, lr = 0.8, 1e-3
+    res = fit_attention(task, spec, steps=1, lr=lr, prior_scale=sigma, basis=B)
+    theta0 = [{k: (v @ Bp.T if k in ("Q", "K") else Bp @ v @ Bp.T) for k, v in p.items()} for p in attention_params(task)]
+    h0 = res.history[0]
+    assert h0["objective"] == pytest.approx(_objective(task, spec, theta0, B, sigma), rel=1e-9)
+    assert h0["log_prior"] < 0 and h0["objective"] == pytest.approx(h0["log_evidence"] + h0["log_prior"], rel=1e-12)
+    for p in attention_params(with_attention(task, res.params)):  # learned heads: no component outside span(B)
+        for k, v in p.items():
+            v = np.asarray(v)
+            out = v - v @ (B @ Bp).T if k in ("Q", "K") else v - B @ Bp @ v @ (B @ Bp).T
+            np.testing.assert_allclose(out, 0.0, atol=1e-12)
+    # the first step: theta1 - theta0 = lr * sign(dJ/dtheta); checked against central differences of J
+    theta1 = [{k: (v @ Bp.T if k in ("Q", "K") else Bp @ v @ Bp.T) for k, v in p.items()}
+              for p in attention_params(with_attention(task, res.params))]
+    rng, h, checked = np.random.default_rng(1), 1e-5, 0
+    for l, p in enumerate(theta0):
+        for k, v in p.items():
+            v = np.asarray(v)
+            for idx in [tuple(rng.integers(0, s) for s in v.shape) for _ in range(3)]:
+                def J(d):
+                    th = [{kk: np.array(vv) for kk, vv in pp.items()} for pp in theta0]
+                    th[l][k][idx] += d
+                    return _objective(task, spec, th, B, sigma, term="action_term")
+                fd = (J(h) - J(-h)) / (2 * h)
+                step = float(np.asarray(theta1[l][k])[idx] - v[idx])
+                if abs(fd) > 1e-3:
+                    assert np.sign(step) == np.sign(fd) and abs(step) == pytest.approx(lr, rel=1e-3), (l, k, idx, fd)
+                    checked += 1
+    assert checked >= 3
+
+
+def test_bad_basis_and_prior_scale():
+    task = random_task(P=8, Q=3, S=3, n0=4, heads=(2,), seed=2)
+    spec = task.spec(width=5, temperature=0.1)
+    from bayes_attn._errors import InputError
+
+    with pytest.raises(InputError, match="basis"):
+        fit_attention(task, spec, steps=1, basis=np.ones((4, 2)))  # rank 1 < 2 columns
+    with pytest.raises(InputError, match="basis"):
+        fit_attention(task, spec, steps=1, basis=np.eye(3))  # wrong token dimension
+    with pytest.raises(InputError, match="--prior-scale"):
+        fit_attention(task, spec, steps=1, prior_scale=-1.0)
+
+
+def test_cli_fit_attention_with_basis_and_prior(tmp_path):
+    """``--basis B.npy --prior-scale S``: the bundle's heads lie in span(B); the JSON records the objective."""
+    task = random_task(P=10, Q=4, S=3, n0=4, heads=(2, 1), seed=2, style="qk")
+    cfg = _bundle(tmp_path, task)
+    B = np.linalg.qr(np.random.default_rng(3).standard_normal((4, 2)))[0]
+    np.save(tmp_path / "B.npy", B)
+    out = tmp_path / "l.npz"
+    assert main(["fit-attention", str(cfg), "--out", str(out), "--steps", "2", "--lr", "0.05", "--no-progress",
+                 "--basis", str(tmp_path / "B.npy"), "--prior-scale", "2.0"]) == 0
+    s = json.loads(out.with_suffix(".json").read_text())
+    assert s["settings"]["prior_scale"] == 2.0 and s["settings"]["basis_shape"] == [4, 2]
+    np.testing.assert_allclose(np.array(s["objective"]) - np.array(s["log_evidence"]), s["log_prior"], rtol=1e-12)
+    assert all(lp < 0 for lp in s["log_prior"])
+    for layer in load_bundle(out).layers:
+        for k in ("Q", "K"):
+            v = np.asarray(layer.params[k])
+            np.testing.assert_allclose(v - v @ B @ B.T, 0.0, atol=1e-12)

@@ -1,4 +1,4 @@
-"""``bayes-attn fit-attention CONFIG.toml --out BUNDLE.npz [--steps K] [--lr LR] [--exact]``.
+"""``bayes-attn fit-attention CONFIG.toml --out BUNDLE.npz [--steps K] [--lr LR] [--exact] [--prior-scale S] [--basis B.npy]``.
 
 Maximises the log evidence over the attention parameters of every head (w-style ``W`` or qk-style ``Q, K`` at
 the rank of the config's heads, starting from them) with ``optax.adam`` (docs/evidence.md §5,
@@ -28,6 +28,12 @@ def register(sub) -> None:
     p.add_argument("--eval-every", type=int, default=10, help="validation accuracy every this many steps")
     p.add_argument("--seed-val", type=int, default=71, help="seed of the Markov validation sequences")
     p.add_argument("--n-val", type=int, default=1000, help="Markov validation sequences")
+    p.add_argument("--prior-scale", type=float, default=None,
+                   help="Gaussian hyperprior N(0, S^2) on every attention parameter (type-II MAP, docs/evidence.md "
+                        "eq. (E5)); default none (type-II maximum likelihood)")
+    p.add_argument("--basis", default=None,
+                   help=".npy file with an (n0, m) matrix of full column rank: the attention reads only the token "
+                        "directions of its columns (docs/evidence.md §5)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -43,6 +49,23 @@ def _validation(cfg, task, args):
     from ..tasks import markov_sequences
 
     return markov_sequences(args.n_val, args.seed_val, tuple(task.meta["noise"]))
+
+
+def _basis(path):
+    """The ``--basis`` matrix (a 2-D finite ``.npy`` array), or None; its shape is checked against the task later."""
+    if path is None:
+        return None
+    import numpy as np
+
+    from .._errors import InputError
+
+    try:
+        B = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise InputError(f"--basis: cannot read {path!r} as a .npy array ({e})") from None
+    if B.ndim != 2 or not np.issubdtype(B.dtype, np.number) or not np.all(np.isfinite(B)):
+        raise InputError(f"--basis: must be a finite 2-D numeric array, got shape {B.shape} and dtype {B.dtype}")
+    return B.astype(float)
 
 
 def run(args) -> int:
@@ -62,6 +85,9 @@ def run(args) -> int:
     positive(args.eval_every, "--eval-every", integer=True)
     positive(args.n_val, "--n-val", integer=True)
     nonnegative_int(args.seed_val, "--seed-val")
+    if args.prior_scale is not None:
+        positive(args.prior_scale, "--prior-scale")
+    basis = _basis(args.basis)
     out = Path(args.out)
     require(out.suffix == ".npz", "--out", f"must end in .npz, got {args.out!r}")
     cfg = load_run_config(args.config)
@@ -76,7 +102,8 @@ def run(args) -> int:
         sol0 = solve(spec, task.phi("train", spec), task.y_train)
     acc0 = theory_accuracy(params0, spec, task, sol0.U, task.x_test, task.y_test)
     res = fit_attention(task, spec, steps=args.steps, lr=args.lr, exact=args.exact, n_pairs=args.pairs, val=val,
-                        eval_every=args.eval_every, progress=not args.no_progress)
+                        eval_every=args.eval_every, progress=not args.no_progress, prior_scale=args.prior_scale,
+                        basis=basis)
     learned = with_attention(task, res.params, name=f"{task.name}-evidence")
     acc1 = theory_accuracy(res.params, spec, task, jnp.asarray(res.U), task.x_test, task.y_test)
     arrays = learned.to_npz_dict()
@@ -91,9 +118,13 @@ def run(args) -> int:
         "leading": [e["leading"] for e in h],
         "grad_norm": [e["grad_norm"] for e in h],
         "val_accuracy": [e["val_accuracy"] for e in h],
+        "log_prior": [e["log_prior"] for e in h],
+        "objective": [e["objective"] for e in h],
         "test_accuracy_initial": acc0, "test_accuracy_final": acc1,
         "best_step": res.best_step, "message": res.message, "diverged": res.diverged,
         "settings": {"steps": args.steps, "lr": args.lr, "exact": args.exact, "pairs": args.pairs,
+                     "prior_scale": args.prior_scale, "basis": args.basis,
+                     "basis_shape": None if basis is None else list(basis.shape),
                      "optimizer": "optax.adam", "widths": list(spec.widths), "temperature": spec.temperature,
                      "styles": [layer.style for layer in task.layers],
                      "rank": [int(layer.params["Q"].shape[1]) if layer.style == "qk" else None for layer in task.layers],

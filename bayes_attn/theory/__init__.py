@@ -51,6 +51,7 @@ from ._learn import (
     attention_matrices,
     attention_params,
     fit_attention,
+    log_hyperprior,
     phi_of,
     theory_accuracy,
     with_attention,
@@ -117,4 +118,5 @@ __all__ = [
     "with_attention",
     "theory_accuracy",
     "fit_attention",
+    "log_hyperprior",
 ]

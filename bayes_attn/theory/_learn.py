@@ -12,6 +12,18 @@ The chain ``theta -> scores -> softmax over keys (2.2a) -> path attention (2.4a)
 * ``exact=True``: objective the exact finite-N evidence (importance sampling, eq. (E2)); gradient by
   Fisher's identity (eq. (E4)); a stochastic gradient (fresh draws every step).
 
+``basis = B`` *(optional; project choice, docs/evidence.md §5)*: an ``(n0, m)`` matrix of full column rank
+whose columns are the token directions (with their units) that the attention may read: ``Q = Q' B^T``,
+``K = K' B^T`` (qk-style) or ``W = B W' B^T`` (w-style); the coordinates ``Q', K', W'`` are what is learned,
+starting from the least-squares coordinates of the start (``Q B^{+T}``, ``B^+ W B^{+T}``, so an orthonormal
+``B`` projects the start on its span).  The learned heads are written back in the full token space, so a
+bundle needs no basis.
+
+``prior_scale = sigma`` *(optional; project choice, docs/evidence.md §5)*: a Gaussian hyperprior
+``theta ~ N(0, sigma^2 I)`` on every attention parameter, so that the criterion is the log posterior of
+``theta`` up to a constant, ``ln Z(theta) - |theta|^2 / (2 sigma^2)`` (type-II MAP, eq. (E5)), and its
+gradient is the evidence gradient minus ``theta / sigma^2``.  ``theta = 0`` is uniform attention.
+
 Every step re-solves ``U*`` warm-started at the previous step's.  The parameters of the best evidence seen
 are kept (they are what is written); a non-finite value or gradient, or a failed saddle-point solve, stops
 the optimisation with a message (``FitResult.message``) and keeps the best so far.
@@ -97,27 +109,61 @@ def _norm(tree) -> float:
     return float(jnp.sqrt(sum(jnp.sum(v * v) for v in jax.tree_util.tree_leaves(tree))))
 
 
+def _reduce(params, basis):
+    """Least-squares coordinates of the parameters in ``basis`` (inverse of :func:`_expand` on its span)."""
+    if basis is None:
+        return params
+    pinv = jnp.linalg.pinv(basis)  # (m, n0)
+    return [{k: (v @ pinv.T if k in ("Q", "K") else pinv @ v @ pinv.T) for k, v in p.items()} for p in params]
+
+
+def _expand(params, basis):
+    """Parameters in the full token space from their coordinates in ``basis``."""
+    if basis is None:
+        return params
+    return [{k: (v @ basis.T if k in ("Q", "K") else basis @ v @ basis.T) for k, v in p.items()} for p in params]
+
+
+def log_hyperprior(params, prior_scale: float | None) -> float:
+    """``-|theta|^2 / (2 sigma^2)``: the Gaussian hyperprior's log density up to its constant (eq. (E5)); 0 without one."""
+    if prior_scale is None:
+        return 0.0
+    return -0.5 * _norm(params) ** 2 / prior_scale ** 2
+
+
 def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool = False, n_pairs: int = 500,
                   val: tuple | None = None, eval_every: int = 10, seed: int = 0, progress: bool = False,
-                  callback: Callable | None = None) -> FitResult:
+                  callback: Callable | None = None, prior_scale: float | None = None,
+                  basis=None) -> FitResult:
     """Maximise the log evidence over the attention parameters of every head with ``optax.adam(lr)``.
 
     ``val``: optional ``(x_val, y_val)`` whose theory accuracy is recorded every ``eval_every`` steps (and at the
     last); it is monitored, not used for selection (the evidence is the criterion).  History entries hold
     ``log_evidence`` (eq. (E1), or the exact value with ``exact``), ``leading`` (``-A(U*)/2``), ``grad_norm``,
-    ``val_accuracy`` (or None).  ``callback(step, entry)`` is called after every step.
+    ``val_accuracy`` (or None), ``log_prior`` and ``objective`` (``log_evidence + log_prior``: what is maximised
+    and what selects the kept parameters).  ``prior_scale``: the hyperprior of the module docstring (None: plain
+    type-II maximum likelihood; with ``basis`` the prior is on the coordinates).  ``basis``: the restriction of
+    the module docstring (None: every token direction).  ``callback(step, entry)`` is called after every step.
     """
     import optax
 
     positive(steps, "--steps", integer=True)
     positive(lr, "--lr")
-    params = attention_params(task)
+    if prior_scale is not None:
+        positive(prior_scale, "--prior-scale")
+    full0 = attention_params(task)
+    if basis is not None:
+        basis = jnp.asarray(basis, dtype=jnp.float64)
+        n0 = full0[0]["W"].shape[-1] if "W" in full0[0] else full0[0]["Q"].shape[-1]
+        if basis.ndim != 2 or basis.shape[0] != n0 or int(np.linalg.matrix_rank(np.asarray(basis))) != basis.shape[1]:
+            raise InputError(f"--basis: must be a ({n0}, m) matrix of full column rank m, got shape {tuple(basis.shape)}")
+    params = _reduce(full0, basis)
     if exact:
         from ._exact import check_widths
 
         check_widths(spec)
     x, y = jnp.asarray(task.x_train), jnp.asarray(task.y_train)
-    phi_fn = lambda p: phi_of(p, x, spec.readout, spec.sigma2_input)  # noqa: E731
+    phi_fn = lambda p: phi_of(_expand(p, basis), x, spec.readout, spec.sigma2_input)  # noqa: E731
     opt = optax.adam(lr)
     state = opt.init(params)
     history, best, best_val, best_step, init, msg, diverged, best_U = [], None, -np.inf, -1, None, "", False, None
@@ -143,20 +189,25 @@ def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool
         else:
             value, mcse = sad.log_evidence, 0.0
             grad = saddle_attention_grad(phi_fn, params, spec, y, sol) if step < steps else None
+        log_prior = log_hyperprior(params, prior_scale)
+        if grad is not None and prior_scale is not None:
+            grad = jax.tree_util.tree_map(lambda g, p: g - p / prior_scale ** 2, grad, params)
+        objective = float(value) + log_prior
         gnorm = _norm(grad) if grad is not None else float("nan")
         entry = {"step": step, "log_evidence": float(value), "log_evidence_mcse": float(mcse),
+                 "log_prior": log_prior, "objective": objective,
                  "leading": float(sad.action_term), "log_evidence_saddle": float(sad.log_evidence),
                  "grad_norm": gnorm, "val_accuracy": None}
         if val is not None and (step % eval_every == 0 or step == steps):
-            entry["val_accuracy"] = theory_accuracy(params, spec, task, sol.U, *val)
+            entry["val_accuracy"] = theory_accuracy(_expand(params, basis), spec, task, sol.U, *val)
         history.append(entry)
         if callback is not None:
             callback(step, entry)
-        if not np.isfinite(value) or (grad is not None and not np.isfinite(gnorm)):
+        if not np.isfinite(objective) or (grad is not None and not np.isfinite(gnorm)):
             msg, diverged = f"stopped at step {step}: non-finite log evidence or gradient", True
             break
-        if value > best_val:
-            best, best_val, best_step, best_U = params, value, step, sol.U
+        if objective > best_val:
+            best, best_val, best_step, best_U = params, objective, step, sol.U
         if grad is None:
             break
         updates, state = opt.update(jax.tree_util.tree_map(lambda g: -g, grad), state, params)
@@ -165,8 +216,8 @@ def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool
         raise InputError(f"fit-attention: {msg or 'no finite evidence at the starting attention'}")
     if not msg:
         msg = f"completed {steps} steps"
-    return FitResult(best, history, best_step, msg, diverged, best_U)
+    return FitResult(_expand(best, basis), history, best_step, msg, diverged, best_U)
 
 
 __all__ = ["attention_params", "attention_matrices", "phi_of", "with_attention", "theory_accuracy", "FitResult",
-           "fit_attention"]
+           "fit_attention", "log_hyperprior"]
