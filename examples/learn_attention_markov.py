@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 FIG_DIR = Path(os.environ.get("FIG_DIR", "docs/figures"))
+D_CONTENT = 200  # content entries of a Markov token; the 31 after them are the positional one-hot code
 
 
 def random_heads_task(P, n_test, seeds, beta=10.0, style="w", rank=2, scale=0.15):
@@ -45,6 +46,20 @@ def random_heads_task(P, n_test, seeds, beta=10.0, style="w", rank=2, scale=0.15
 
     return base, Task(base.x_train, base.y_train, base.x_test, base.y_test, layers, name="markov-random",
                       meta=dict(base.meta))
+
+
+def token_basis(x, k: int) -> np.ndarray:
+    """``(n0, k + 31)``: the top-``k`` principal directions of the tokens' content entries (uncentred second
+    moment over every training token, each column divided by the square root of its eigenvalue, so a unit
+    coordinate is one standard deviation of the data) and the positional one-hot coordinates.  Label-free."""
+    n0 = x.shape[-1]
+    X = np.asarray(x).reshape(-1, n0)[:, :D_CONTENT]
+    w, V = np.linalg.eigh(X.T @ X / len(X))
+    w, V = w[::-1][:k], V[:, ::-1][:, :k]
+    B = np.zeros((n0, k + n0 - D_CONTENT))
+    B[:D_CONTENT, :k] = V / np.sqrt(w)
+    B[D_CONTENT:, k:] = np.eye(n0 - D_CONTENT)
+    return B
 
 
 def accuracy_vs_width(task, widths, T, params=None):
@@ -74,6 +89,10 @@ def main(argv=None):
     ap.add_argument("--style", default="w", choices=("w", "qk"), help="parametrisation of the learned heads")
     ap.add_argument("--rank", type=int, default=2, help="d_qk of qk-style heads")
     ap.add_argument("--P", type=int, default=100, help="training sequences")
+    ap.add_argument("--basis-pcs", type=int, default=0,
+                    help="attention reads only the positional code and this many whitened principal directions of "
+                         "the tokens' content (token_basis; 0: every token direction)")
+    ap.add_argument("--scale", type=float, default=0.15, help="s.d. of the random Q, K entries (qk-style start)")
     ap.add_argument("--tag", default="", help="suffix of the output names (learn_markov{tag}.*)")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
@@ -86,14 +105,17 @@ def main(argv=None):
     P, n_test = (20, 20) if args.smoke else (args.P, 1000)
     if args.smoke:
         args.steps, args.widths, args.width = 1, [10], 10
-    hand, rnd = random_heads_task(P, n_test, [(1147, 1148), (1247, 1248)], style=args.style, rank=args.rank)
+    hand, rnd = random_heads_task(P, n_test, [(1147, 1148), (1247, 1248)], style=args.style, rank=args.rank,
+                                  scale=args.scale)
+    basis = token_basis(rnd.x_train, args.basis_pcs) if args.basis_pcs else None
     val = markov_sequences(50 if args.smoke else 1000, 71, tuple(hand.meta["noise"]))
     spec = rnd.spec(width=args.width, temperature=args.temperature)
     t0 = time.time()
-    res = fit_attention(rnd, spec, steps=args.steps, lr=args.lr, val=val, eval_every=10, progress=True)
+    res = fit_attention(rnd, spec, steps=args.steps, lr=args.lr, val=val, eval_every=10, progress=True, basis=basis)
     secs = time.time() - t0
     learned = with_attention(rnd, res.params, name="markov-learned")
-    out = {"style": args.style, "rank": args.rank if args.style == "qk" else None, "width": args.width, "T": args.temperature, "steps": args.steps, "lr": args.lr, "P": P,
+    out = {"style": args.style, "rank": args.rank if args.style == "qk" else None, "basis_pcs": args.basis_pcs, "n_test": n_test,
+           "width": args.width, "T": args.temperature, "steps": args.steps, "lr": args.lr, "P": P,
            "seconds": secs, "message": res.message, "best_step": res.best_step,
            "log_evidence": [e["log_evidence"] for e in res.history],
            "val_accuracy": [e["val_accuracy"] for e in res.history], "widths": args.widths}

@@ -1,5 +1,5 @@
 """Table: Spearman correlation of digits head scores with the GD single-head drops, scores normalised across
-layers vs per layer (docs/evidence.md §6.2).  Reads docs/figures/head_selection_score_norm.json."""
+layers vs per layer (docs/results.md §3.5).  Reads docs/figures/head_selection_score_norm.json."""
 
 import json
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Table: head selection by evidence vs head scores on the Markov 4-path task (docs/evidence.md §6.1).
+"""Table: head selection by evidence vs head scores on the Markov 4-path task (docs/results.md §3.3).
 Reads docs/figures/head_selection_markov.json (examples/head_selection_markov.py)."""
 
 import json

@@ -1,5 +1,5 @@
 """Table: digits Q/K learned by evidence vs the GD network's Q/K, and head selection by evidence
-(docs/evidence.md §5.2, §6.2).  Reads docs/figures/learn_digits.json (examples/learn_attention_digits.py)."""
+(docs/results.md §3.2, §3.4).  Reads docs/figures/learn_digits.json (examples/learn_attention_digits.py)."""
 
 import json
 from pathlib import Path
