@@ -1,5 +1,5 @@
 """Digits in-context task: Q/K learned by evidence vs the GD network's Q/K, and head selection by evidence
-(docs/evidence.md §5.2, §6.3; docs/theory.md §9.2).
+(methods: docs/evidence.md §5–§6; results: docs/results.md §3.2, §3.4, §3.5; docs/theory.md §9.2).
 
 1. GD network (`bayes_attn.gd`, the digits defaults of docs/results.md: width 128, L = 2, H = 4, d_qk = 16, early
    stopping on validation) trained here, or read from ``$RUN_DIR/digits/gd.npz`` when present;

@@ -88,7 +88,12 @@ def test_cli_bad_input(tmp_path, capsys):
     np.save(tmp_path / "b3.npy", np.eye(3))  # the tokens have n0 = 4 entries
     assert err(["fit-attention", str(cfg), "--out", out, "--basis", str(tmp_path / "b3.npy")]).startswith("error: --basis")
     (tmp_path / "junk.npy").write_text("not an array")
-    assert err(["fit-attention", str(cfg), "--out", out, "--basis", str(tmp_path / "junk.npy")]).startswith("error: --basis")
+    (tmp_path / "empty.npy").write_bytes(b"")
+    np.savez(tmp_path / "arch.npz", B=np.eye(4))
+    np.save(tmp_path / "cplx.npy", np.eye(4) * (1 + 1j))
+    np.save(tmp_path / "none.npy", np.zeros((4, 0)))
+    for bad in ("junk.npy", "empty.npy", "arch.npz", "cplx.npy", "none.npy"):
+        assert err(["fit-attention", str(cfg), "--out", out, "--basis", str(tmp_path / bad)]).startswith("error: --basis")
     assert err(["fit-attention", str(cfg), "--out", out, "--steps", "-1"]).startswith("error: --steps")
     assert "N_1 >= p_1" in err(["fit-attention", str(cfg), "--out", out, "--exact"])  # N = 3 < 4 paths
     assert "N_1 >= p_1" in err(["evidence", str(cfg), "--out", str(tmp_path / "e.json"), "--exact"])
@@ -162,10 +167,12 @@ def test_basis_and_hyperprior_objective_and_first_step(style):
     Bp = np.linalg.pinv(B)
     sigma, lr = 0.8, 1e-3
     res = fit_attention(task, spec, steps=1, lr=lr, prior_scale=sigma, basis=B)
+    assert res.best_step == 1  # one small step up the objective: res.params are the parameters after it
     theta0 = [{k: (v @ Bp.T if k in ("Q", "K") else Bp @ v @ Bp.T) for k, v in p.items()} for p in attention_params(task)]
     h0 = res.history[0]
     assert h0["objective"] == pytest.approx(_objective(task, spec, theta0, B, sigma), rel=1e-9)
     assert h0["log_prior"] < 0 and h0["objective"] == pytest.approx(h0["log_evidence"] + h0["log_prior"], rel=1e-12)
+    assert res.best_step == int(np.argmax([e["objective"] for e in res.history]))
     for p in attention_params(with_attention(task, res.params)):  # learned heads: no component outside span(B)
         for k, v in p.items():
             v = np.asarray(v)
@@ -191,6 +198,18 @@ def test_basis_and_hyperprior_objective_and_first_step(style):
     assert checked >= 3
 
 
+def test_kept_parameters_maximise_the_objective_not_the_evidence():
+    """With a strong hyperprior the kept step is the argmax of the objective (evidence + log prior)."""
+    task = random_task(P=12, Q=5, S=3, n0=4, heads=(2, 1), seed=3)
+    spec = task.spec(width=8, temperature=0.1)
+    res = fit_attention(task, spec, steps=6, lr=0.2, prior_scale=0.3)
+    obj = [e["objective"] for e in res.history]
+    ev = [e["log_evidence"] for e in res.history]
+    assert obj[-1] > obj[0] + 1.0  # the prior pulls theta in: the objective climbs
+    assert res.best_step == int(np.argmax(obj))
+    np.testing.assert_allclose(np.array(obj) - np.array(ev), [e["log_prior"] for e in res.history], rtol=1e-12)
+
+
 def test_bad_basis_and_prior_scale():
     task = random_task(P=8, Q=3, S=3, n0=4, heads=(2,), seed=2)
     spec = task.spec(width=5, temperature=0.1)
@@ -200,6 +219,8 @@ def test_bad_basis_and_prior_scale():
         fit_attention(task, spec, steps=1, basis=np.ones((4, 2)))  # rank 1 < 2 columns
     with pytest.raises(InputError, match="basis"):
         fit_attention(task, spec, steps=1, basis=np.eye(3))  # wrong token dimension
+    with pytest.raises(InputError, match="basis"):
+        fit_attention(task, spec, steps=1, basis=np.zeros((4, 0)))  # no direction at all
     with pytest.raises(InputError, match="--prior-scale"):
         fit_attention(task, spec, steps=1, prior_scale=-1.0)
 

@@ -5,10 +5,11 @@ the rank of the config's heads, starting from them) with ``optax.adam`` (docs/ev
 :func:`bayes_attn.theory.fit_attention`).  Validation accuracy of the theory's predictor is monitored on
 ``x_val``/``y_val`` of a bundle, or on fresh sequences of the Markov task (``--seed-val``).
 
-Writes ``BUNDLE.npz`` (the task with the learned attention of the best evidence; a ``[data] file`` for
-``bayes-attn theory`` and ``bayes-attn sample``) and ``BUNDLE.json`` with ``log_evidence`` (one value per step),
-``val_accuracy``, ``test_accuracy_initial``, ``test_accuracy_final``, ``best_step``, ``message`` and the
-settings.  A diverging optimisation stops with a message, keeps the best bundle so far and exits 1.
+Writes ``BUNDLE.npz`` (the task with the learned attention of the best objective -- the evidence, or with
+``--prior-scale`` the evidence plus the log hyperprior; a ``[data] file`` for ``bayes-attn theory`` and
+``bayes-attn sample``) and ``BUNDLE.json`` with ``log_evidence`` (one value per step), ``log_prior``,
+``objective``, ``val_accuracy``, ``test_accuracy_initial`` (at the start of the fit: the config's heads, projected
+on span(B) with ``--basis``), ``test_accuracy_final``, ``best_step``, ``message`` and the settings.  A diverging optimisation stops with a message, keeps the best bundle so far and exits 1.
 """
 
 from __future__ import annotations
@@ -61,10 +62,14 @@ def _basis(path):
 
     try:
         B = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError) as e:
         raise InputError(f"--basis: cannot read {path!r} as a .npy array ({e})") from None
-    if B.ndim != 2 or not np.issubdtype(B.dtype, np.number) or not np.all(np.isfinite(B)):
-        raise InputError(f"--basis: must be a finite 2-D numeric array, got shape {B.shape} and dtype {B.dtype}")
+    if not isinstance(B, np.ndarray):  # an .npz archive
+        B.close()
+        raise InputError(f"--basis: {path!r} is an .npz archive; give one array saved with numpy.save (.npy)")
+    if B.ndim != 2 or not (np.issubdtype(B.dtype, np.integer) or np.issubdtype(B.dtype, np.floating)) \
+            or not np.all(np.isfinite(B)):
+        raise InputError(f"--basis: must be a finite 2-D real array, got shape {B.shape} and dtype {B.dtype}")
     return B.astype(float)
 
 
@@ -74,8 +79,8 @@ def run(args) -> int:
     import jax.numpy as jnp
 
     from .._errors import nonnegative_int, positive, require
-    from ..theory import TheoryWarning, attention_params, check_widths, fit_attention, solve, theory_accuracy, \
-        with_attention
+    from ..theory import TheoryWarning, attention_params, check_basis, check_widths, fit_attention, \
+        project_attention, solve, theory_accuracy, with_attention
     from .._io import atomic_savez, atomic_write_json
     from ._evidence import load_run_config
 
@@ -94,12 +99,14 @@ def run(args) -> int:
     task = cfg.task()
     spec = cfg.spec(task)
     params0 = attention_params(task)  # InputError for user-supplied attention arrays
+    if basis is not None:  # the start of the fit: the config's heads projected on span(basis)
+        params0 = project_attention(params0, check_basis(basis, task.x_train.shape[-1]))
     if args.exact:
         check_widths(spec)
     val = _validation(cfg, task, args)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TheoryWarning)
-        sol0 = solve(spec, task.phi("train", spec), task.y_train)
+        sol0 = solve(spec, with_attention(task, params0).phi("train", spec), task.y_train)
     acc0 = theory_accuracy(params0, spec, task, sol0.U, task.x_test, task.y_test)
     res = fit_attention(task, spec, steps=args.steps, lr=args.lr, exact=args.exact, n_pairs=args.pairs, val=val,
                         eval_every=args.eval_every, progress=not args.no_progress, prior_scale=args.prior_scale,

@@ -50,9 +50,11 @@ from ._learn import (
     FitResult,
     attention_matrices,
     attention_params,
+    check_basis,
     fit_attention,
     log_hyperprior,
     phi_of,
+    project_attention,
     theory_accuracy,
     with_attention,
 )
@@ -118,5 +120,7 @@ __all__ = [
     "with_attention",
     "theory_accuracy",
     "fit_attention",
+    "check_basis",
     "log_hyperprior",
+    "project_attention",
 ]

@@ -124,6 +124,24 @@ def _expand(params, basis):
     return [{k: (v @ basis.T if k in ("Q", "K") else basis @ v @ basis.T) for k, v in p.items()} for p in params]
 
 
+def check_basis(basis, n0: int):
+    """``basis`` as a float64 array after checking it is ``(n0, m)`` with ``m >= 1`` and full column rank
+    (:class:`InputError` naming ``--basis`` otherwise)."""
+    B = np.asarray(basis, dtype=float)
+    if B.ndim != 2 or B.shape[0] != n0 or B.shape[1] < 1 or int(np.linalg.matrix_rank(B)) != B.shape[1]:
+        raise InputError(f"--basis: must be a ({n0}, m) matrix of full column rank m >= 1, got shape {B.shape}")
+    return jnp.asarray(B, dtype=jnp.float64)
+
+
+def project_attention(params, basis):
+    """The heads a fit with ``basis`` starts from: ``params`` replaced by their least-squares fit in span(basis)
+    (identity for ``basis=None``)."""
+    if basis is None:
+        return params
+    basis = jnp.asarray(basis, dtype=jnp.float64)
+    return _expand(_reduce(params, basis), basis)
+
+
 def log_hyperprior(params, prior_scale: float | None) -> float:
     """``-|theta|^2 / (2 sigma^2)``: the Gaussian hyperprior's log density up to its constant (eq. (E5)); 0 without one."""
     if prior_scale is None:
@@ -153,10 +171,7 @@ def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool
         positive(prior_scale, "--prior-scale")
     full0 = attention_params(task)
     if basis is not None:
-        basis = jnp.asarray(basis, dtype=jnp.float64)
-        n0 = full0[0]["W"].shape[-1] if "W" in full0[0] else full0[0]["Q"].shape[-1]
-        if basis.ndim != 2 or basis.shape[0] != n0 or int(np.linalg.matrix_rank(np.asarray(basis))) != basis.shape[1]:
-            raise InputError(f"--basis: must be a ({n0}, m) matrix of full column rank m, got shape {tuple(basis.shape)}")
+        basis = check_basis(basis, task.x_train.shape[-1])
     params = _reduce(full0, basis)
     if exact:
         from ._exact import check_widths
@@ -220,4 +235,4 @@ def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool
 
 
 __all__ = ["attention_params", "attention_matrices", "phi_of", "with_attention", "theory_accuracy", "FitResult",
-           "fit_attention", "log_hyperprior"]
+           "fit_attention", "log_hyperprior", "project_attention", "check_basis"]

@@ -23,4 +23,20 @@ def render() -> str:
             row.append(f"**{pct(s['chain_acc_mean'])} ± {pct(s['chain_acc_sd'], 2)}**" if key == "test" else "")
         rows.append(row)
     head = ["set", f"theory N = {widths} (%)", "GP (%)"] + [f"sampled N = {n} (%)" for n, _ in sampled]
-    return table(head, rows)
+    out = table(head, rows)
+    gated = [(n, s) for n, s in sampled if "gates" in s]
+    if gated:  # the package's verdict (diagnostics.summarize) on f and U of every sampled point
+        g_rows = []
+        for n, s in gated:
+            g = s["gates"]
+            g_rows.append([n, s["T"], f"{s['chains']} x ({s['warmup']} + {s['draws']} x {s['thinning']})",
+                           f"{g['max_rhat']:.4f}",
+                           f"{g['min_ess_bulk']:.0f}", f"{g['min_ess_tail']:.0f}", g["divergences"],
+                           "**PASS**" if g["passed"] else "**FAIL**: " + "; ".join(g["failures"]),
+                           f"{s['seconds']:.0f}"])
+        t = gated[0][1]["gates"]["thresholds"]
+        rule = (f"R-hat < {t['rhat_max']}, bulk and tail ESS > {t['ess_bulk_min']:.0f} / {t['ess_tail_min']:.0f}, "
+                f"divergences <= {t['max_divergences']}, E-BFMI >= {t['bfmi_min']}")
+        out += "\n" + table(["N", "T", "chains x (warm-up + stored draws x thinning)", "max R-hat (f, U, U_a)",
+                              "min bulk ESS", "min tail ESS", "divergences", f"gates ({rule})", "s"], g_rows)
+    return out
