@@ -120,7 +120,9 @@ DIGITS_SETS = ("val", "test", "novel", "ood_noise", "ood_transpose")
 
 def digits_gd(width=128, steps=3000, eval_every=100, patience=8, P=600, n_eval=1000, seed=0, retrain=False,
               batch=128):
-    """Digits episode sets and the GD network (trained once, cached in ``$RUN_DIR/digits/gd.npz``)."""
+    """Digits episode sets and the GD network (trained once, cached in ``$RUN_DIR/digits/gd.npz``; the cache is
+    used only when its recorded ``GDConfig`` and episode sets are the ones asked for, otherwise the network is
+    trained again)."""
     import time
 
     from bayes_attn import gd
@@ -129,19 +131,22 @@ def digits_gd(width=128, steps=3000, eval_every=100, patience=8, P=600, n_eval=1
     src = digits_episodes()
     sets = src.episode_sets(P=P, n_eval=n_eval, seed=seed)
     path = RUN_DIR / "digits" / "gd.npz"
-    if path.is_file() and not retrain:
+    cfg = gd.GDConfig(width=width, steps=steps, eval_every=min(eval_every, steps), patience=patience, seed=seed,
+                      batch=batch)
+    info = load_json(RUN_DIR / "digits" / "gd.json", {})
+    key = {"P": P, "n_eval": n_eval, "seed": seed}  # the episode sets (early stopping reads the validation set)
+    if path.is_file() and not retrain and info.get("config") == repr(cfg) and info.get("sets") == key:
         params = gd.load_gd_params(path)
-        info = load_json(RUN_DIR / "digits" / "gd.json", {})
         print(f"loaded {path}")
     else:
-        cfg = gd.GDConfig(width=width, steps=steps, eval_every=min(eval_every, steps), patience=patience, seed=seed,
-                          batch=batch)
+        if path.is_file() and not retrain:
+            print(f"{path} holds another network ({info.get('config')}); training {cfg!r}")
         t0 = time.time()
         res = gd.train(cfg, lambda s: src.episodes("train", cfg.batch, 100_000 + s, balanced=False),
                        sets["val"], src.n0)
         params = res.params
         gd.save_gd(path, res, sets)
-        info = {"config": repr(cfg), "best_step": res.best_step, "best_val_accuracy": res.best_val_accuracy,
+        info = {"config": repr(cfg), "sets": key, "best_step": res.best_step, "best_val_accuracy": res.best_val_accuracy,
                 "stopped_early": res.stopped_early, "history": res.history, "seconds": time.time() - t0}
         save_json(info, RUN_DIR / "digits" / "gd.json")
     return src, sets, params, info

@@ -27,6 +27,8 @@ def main(argv=None):
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--draws", type=int, default=300)
+    ap.add_argument("--thinning", type=int, default=1,
+                    help="sampler.thinning: NUTS iterations per stored draw (default 1)")
     ap.add_argument("--init", default="theory", choices=("theory", "uniform"),
                     help="where the Wishart chains start (sampler.init; 'uniform' runs at full tree depth for "
                          "minutes on these 16-path problems, docs/wishart.md)")
@@ -54,6 +56,7 @@ def main(argv=None):
     import arviz as az
 
     from bayes_attn._errors import require
+    from bayes_attn.diagnostics import summarize
     from bayes_attn.inference import SamplerConfig, predictor_statistics, read_run, sample, write_run
 
     t0 = time.time()
@@ -129,6 +132,7 @@ def main(argv=None):
         i = W.index(N)
         spec = tasks["test"].spec(width=N, temperature=T[sel[i]], readout="mean")
         cfg = SamplerConfig(kind="wishart", chains=args.chains, warmup=args.warmup, draws=args.draws, seed=0,
+                            thinning=args.thinning,
                             progress_bar=not args.smoke, init=args.init,
                             chain_method=args.chain_method)
         run_file = RUN_DIR / "digits" / f"N{N:05d}.nc"
@@ -144,10 +148,24 @@ def main(argv=None):
         ca = [float(np.mean(np.sign(f[c].mean(0)) == tasks["test"].y_test)) for c in range(f.shape[0])]
         sampled[N] = {"T": T[sel[i]], "accuracy": st["accuracy"], "chain_acc_mean": float(np.mean(ca)),
                       "chain_acc_sd": float(np.std(ca)), "seconds": float(dt.attrs["wall_time_s"]),
-                      "max_rhat_f_U": max(float(az.rhat(dt["posterior"].ds[[v]])[v].max()) for v in ("f", "U"))}
+                      "max_rhat_f_U": max(float(az.rhat(dt["posterior"].ds[[v]])[v].max()) for v in ("f", "U")),
+                      "chains": int(f.shape[0]), "warmup": int(dt.attrs.get("warmup", args.warmup)),
+                      "draws": int(f.shape[1]), "thinning": int(dt.attrs.get("thinning", 1)),
+                      "gates": _gates(summarize(dt))}
         print(f"sampled N={N}: {sampled[N]}")
     if sampled:
         save(sampled)
+
+
+def _gates(rep) -> dict:
+    """The package's one verdict (``diagnostics.summarize``): R-hat and bulk/tail ESS of f, U and U_a, divergences,
+    E-BFMI of the energy, with the thresholds it was judged by."""
+    t = rep.thresholds
+    return {"passed": rep.passed, "max_rhat": rep.max_rhat, "min_ess_bulk": rep.min_ess_bulk,
+            "min_ess_tail": rep.min_ess_tail, "divergences": rep.divergences,
+            "min_bfmi": None if rep.bfmi is None else float(min(rep.bfmi)), "failures": rep.failures,
+            "thresholds": {"rhat_max": t.rhat_max, "ess_bulk_min": t.ess_bulk_min, "ess_tail_min": t.ess_tail_min,
+                           "max_divergences": t.max_divergences, "bfmi_min": t.bfmi_min}}
 
 
 if __name__ == "__main__":
