@@ -40,6 +40,7 @@ CONFIGS = {
     "qk P=400 T=0.1 basis pos+PC2, 300 steps": ("qk", 400, 0.1, None, 2, 0.01, 300, 2),
     "qk rank 4 P=400 T=0.1 basis pos+PC2, 300 steps": ("qk", 400, 0.1, None, 2, 0.03, 300, 4),
     "qk rank 4 P=1000 T=0.1 basis pos+PC2, 200 steps": ("qk", 1000, 0.1, None, 2, 0.03, 200, 4),
+    "qk rank 16 P=400 T=0.1 basis pos+PC2, 300 steps": ("qk", 400, 0.1, None, 2, 0.03, 300, 16),
 }
 
 
