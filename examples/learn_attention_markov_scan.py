@@ -21,7 +21,6 @@ import json
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -48,8 +47,8 @@ def run_config(name, cfg, width, n_test, smoke):
     import jax.numpy as jnp
 
     from bayes_attn.tasks import markov_sequences
-    from bayes_attn.theory import TheoryWarning, fit_attention, log_evidence, theory_accuracy
-    from learn_attention_markov import random_heads_task, token_basis
+    from bayes_attn.theory import fit_attention, theory_accuracy
+    from learn_attention_markov import accuracy_vs_width, random_heads_task, token_basis
 
     style, P, T, prior, k, lr, steps, rank = cfg
     if smoke:
@@ -57,13 +56,7 @@ def run_config(name, cfg, width, n_test, smoke):
     hand, rnd = random_heads_task(P, n_test, [(1147, 1148), (1247, 1248)], style=style, rank=rank)
     val = markov_sequences(n_test, 71, tuple(hand.meta["noise"]))
     spec = rnd.spec(width=width, temperature=T)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TheoryWarning)
-        ev_hand = log_evidence(hand, hand.spec(width=width, temperature=T))
-    from bayes_attn.theory import attention_params
-
-    acc_hand = theory_accuracy(attention_params(hand), spec, hand, jnp.asarray(ev_hand.solution.U), hand.x_test,
-                               hand.y_test)
+    (acc_hand,), (ev_hand,) = accuracy_vs_width(hand, [width], T)
     basis = token_basis(rnd.x_train, k) if k else None
     t0 = time.time()
     res = fit_attention(rnd, spec, steps=steps, lr=lr, val=val, eval_every=10, prior_scale=prior, basis=basis)
@@ -75,10 +68,10 @@ def run_config(name, cfg, width, n_test, smoke):
            "basis_components": k, "lr": lr, "steps": steps, "width": width, "seconds": secs, "message": res.message, "best_step": res.best_step,
            "log_evidence_start": h[0]["log_evidence"], "log_evidence_best": h[res.best_step]["log_evidence"],
            "objective": [e["objective"] for e in h], "log_evidence": [e["log_evidence"] for e in h],
-           "log_evidence_hand": ev_hand.log_evidence, "test_accuracy_hand": acc_hand,
+           "log_evidence_hand": ev_hand, "test_accuracy_hand": acc_hand,
            "val_accuracy": val_acc, "test_accuracy_learned": acc, "n_test": n_test}
     print(f"{name}: ln Z {out['log_evidence_start']:.1f} -> {out['log_evidence_best']:.1f} (hand "
-          f"{ev_hand.log_evidence:.1f}); val {100 * val_acc[0]:.1f}% -> {100 * val_acc[-1]:.1f}% (max "
+          f"{ev_hand:.1f}); val {100 * val_acc[0]:.1f}% -> {100 * val_acc[-1]:.1f}% (max "
           f"{100 * max(val_acc):.1f}%); test {100 * acc:.1f}% (hand {100 * acc_hand:.1f}%); {secs:.0f} s", flush=True)
     return out
 

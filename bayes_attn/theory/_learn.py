@@ -24,8 +24,8 @@ bundle needs no basis.
 ``theta`` up to a constant, ``ln Z(theta) - |theta|^2 / (2 sigma^2)`` (type-II MAP, eq. (E5)), and its
 gradient is the evidence gradient minus ``theta / sigma^2``.  ``theta = 0`` is uniform attention.
 
-Every step re-solves ``U*`` warm-started at the previous step's.  The parameters of the best evidence seen
-are kept (they are what is written); a non-finite value or gradient, or a failed saddle-point solve, stops
+Every step re-solves ``U*`` warm-started at the previous step's.  The parameters of the best objective seen
+(the evidence, plus the log hyperprior when there is one) are kept (they are what is written); a non-finite value or gradient, or a failed saddle-point solve, stops
 the optimisation with a message (``FitResult.message``) and keeps the best so far.
 """
 
