@@ -52,7 +52,8 @@ def calibrate_small(reps: int, M: int = 300, warmup: int = 150, draws: int = 300
     oms = []
     for r in range(reps):
         m, s = small_problem(r, M)
-        fp, _ = pt.fit_lbfgs(jax.random.PRNGKey(r), s, pt.FAConfig(L, C, bias=True), pt.map_lambda(M, L), tol=1e-9)
+        fp, _ = pt.fit_lbfgs(jax.random.PRNGKey(r), s, pt.FAConfig(L, C, bias=True), pt.map_lambda(M, L), tol=1e-9,
+                             lam_fields=pt.map_lambda(M, L, scale=SCALE_B))
         if "magnitude" in rules:
             om = pt.sandwich_omega(s, fp, scale_b=SCALE_B)
             oms.append(om["omega"])
@@ -86,7 +87,8 @@ def run_large(path, M: int, warmup: int, draws: int):
     m = pt.Potts(d["J"], d["U"], float(d["beta"]), d["h"])
     L, C = m.L, m.C
     t0 = time.time()
-    fp, info = pt.fit_lbfgs(jax.random.PRNGKey(0), s, pt.FAConfig(L, C, bias=True), pt.map_lambda(M, L))
+    fp, info = pt.fit_lbfgs(jax.random.PRNGKey(0), s, pt.FAConfig(L, C, bias=True), pt.map_lambda(M, L),
+                            lam_fields=pt.map_lambda(M, L, scale=SCALE_B))
     om = pt.sandwich_omega(s, fp, scale_b=SCALE_B)
     adj = pt.curvature_adjustment(s, fp, scale_b=SCALE_B)
     t1 = time.time()

@@ -86,7 +86,8 @@ def test_adjust_draws_zero_map_gives_the_mode_and_mirror_draws_adjust_alike():
     from bayes_attn.potts._bayes import _gauged
 
     m, s = _data(M=200)
-    fp, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(3, 3, bias=True), map_lambda(len(s), 3), tol=1e-9)
+    fp, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(3, 3, bias=True), map_lambda(len(s), 3), tol=1e-9,
+                      lam_fields=map_lambda(len(s), 3, scale=3.0))
     adj = curvature_adjustment(s, fp, scale_b=3.0)
     out = PseudoPosterior(3, 3, scale_b=3.0, chains=1, warmup=20, draws=6, max_tree_depth=4).run(
         jax.random.PRNGKey(3), s, init=fp)
@@ -143,7 +144,8 @@ def test_calibration_L20_reported_with_binomial_error():
                                   n_test=10, rungs=6, systems=500, burn_sweeps=300, check_other=False))
     s = d["sequences"]
     m = Potts(d["J"], d["U"], float(d["beta"]), d["h"])
-    fp, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(20, 20, bias=True), map_lambda(1000, 20))
+    fp, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(20, 20, bias=True), map_lambda(1000, 20),
+                      lam_fields=map_lambda(1000, 20, scale=3.0))
     adj = curvature_adjustment(s, fp, scale_b=3.0)
     out = PseudoPosterior(20, 20, scale_b=3.0, chains=1, warmup=150, draws=150,
                           max_tree_depth=6).run(jax.random.PRNGKey(1), s, init=fp)

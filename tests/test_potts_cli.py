@@ -147,3 +147,36 @@ def test_fit_bad_options(data, tmp_path, capsys):
     assert "C: must be > 0" in _err(capsys, ["potts", "fit", d, "--out", f, "--C", "-3"])
     assert not (tmp_path / "f.npz").exists()
 
+
+
+def test_default_lambda_grid_is_walked_down_until_validation_rises(data, tmp_path):
+    """No --lam: the LAM_GRID path (per fields setting) goes from the largest lambda down and stops at the
+    first rise of the validation PL, or runs to the grid's end; the chosen entry is the scan's minimum."""
+    from bayes_attn.potts import LAM_FIELDS, LAM_GRID
+
+    out = tmp_path / "grid.npz"
+    assert main(["potts", "fit", str(data / "data.npz"), "--out", str(out), "--max-iter", "200"]) == 0
+    rep = json.loads(out.with_suffix(".json").read_text())
+    for f in (False, True):
+        path = [e for e in rep["scan"] if e["fields"] == f]
+        lams = [e["lam"] for e in path]
+        assert lams == list(LAM_GRID[:len(lams)])
+        vals = [e["val_nll"] for e in path]
+        assert all(b <= a for a, b in zip(vals[:-2], vals[1:-1]))     # no rise before the last step
+        assert len(path) == len(LAM_GRID) or vals[-1] > vals[-2]
+        assert all(e.get("lam_fields") == (LAM_FIELDS if f else None) for e in path)
+    best = min(rep["scan"], key=lambda e: e["val_nll"])
+    assert rep["chosen"] == {k: best[k] for k in ("heads", "fields", "lam")}
+
+
+def test_lam_fields_option(data, tmp_path, capsys):
+    d, f = str(data / "data.npz"), str(tmp_path / "f.npz")
+    assert main(["potts", "fit", d, "--out", f, "--fields", "--lam", "1e-3", "--lam-fields", "0.01",
+                 "--max-iter", "200"]) == 0
+    rep = json.loads((tmp_path / "f.json").read_text())
+    assert rep["scan"][0]["lam_fields"] == 0.01
+    assert "lam-fields: must be >= 0" in _err(capsys, ["potts", "fit", d, "--out", f, "--lam-fields", "-1"])
+    assert "lam-fields: only factored and softmax" in _err(capsys, ["potts", "fit", d, "--out", f, "--model",
+                                                                    "plmdca", "--lam-fields", "1e-5"])
+    assert "lam-fields: given with --no-fields" in _err(capsys, ["potts", "fit", d, "--out", f, "--no-fields",
+                                                                 "--lam-fields", "1e-5"])

@@ -11,7 +11,8 @@ File contract:
   truth; writes ``couplings`` (L, L, C, C) and ``fields`` (L, C) (raw parameters; ``fields`` only
   for models that have them), ``A`` (H, L, L) and ``V`` (H, C, C) (attention), and ``FIT.json``:
   the validation scan over ``--lam`` x ``--heads`` x fields (the chosen entry has the smallest
-  validation PL), the fit report (stopping reason, gradient norm) and, when the truth is in
+  validation PL; the default lambda grid ``LAM_GRID`` is walked from the largest value down and
+  stopped once the validation PL rises; fields carry the L2 weight ``--lam-fields``), the fit report (stopping reason, gradient norm) and, when the truth is in
   DATA.npz, the test metrics of ``fa_metrics`` in the zero-sum gauge (stated in the file).
 * ``potts replica --out CURVES.npz [--plot FIG.png]`` writes theory curves and simulations.
 
@@ -51,7 +52,8 @@ def register(sub) -> None:
     f.add_argument("--model", default="factored", choices=MODELS)
     f.add_argument("--out", required=True, help="output FIT.npz (report in FIT.json)")
     f.add_argument("--lam", type=float, nargs="+", action="extend",
-                   help="L2 weights (several: chosen on validation PL; default 1e-3 1e-4 1e-5, plmDCA 5e-4)")
+                   help="L2 weights (several: every one fitted, chosen on validation PL; default: the grid "
+                        "1e-3 3e-4 ... 1e-6, its lambda path stopped once the validation PL rises; plmDCA 5e-4)")
     f.add_argument("--heads", type=int, nargs="+", action="extend",
                    help="attention heads (several: chosen on validation PL; default 1)")
     g = f.add_mutually_exclusive_group()
@@ -59,6 +61,8 @@ def register(sub) -> None:
                    help="per-site fields b_i(a) on (default for factored/softmax: fit with and without, "
                         "keep the better validation PL)")
     g.add_argument("--no-fields", dest="fields", action="store_const", const="off", help="no per-site fields")
+    f.add_argument("--lam-fields", type=float, dest="lam_fields",
+                   help="L2 weight on the fields of factored/softmax fits (default 1e-5; docs/potts_choices.md)")
     f.add_argument("--C", type=int, dest="C", help="number of colours (default: from the data)")
     f.add_argument("--layers", type=int, default=2, help="transformer layers")
     f.add_argument("--d-model", type=int, default=32)
@@ -156,12 +160,20 @@ def _truth(d):
 
 
 def _check_options(args):
-    lams = args.lam or ([5e-4] if args.model == "plmdca" else [1e-3, 1e-4, 1e-5])
+    from ..potts import LAM_GRID
+
+    lams = args.lam or ([5e-4] if args.model == "plmdca" else list(LAM_GRID))
     for lam in lams:
         require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
     heads = args.heads or [1]
     for h in heads:
         positive(h, "heads", integer=True)
+    if args.lam_fields is not None:
+        require(args.model in ("factored", "softmax"), "lam-fields", "only factored and softmax fits have a field "
+                "weight of their own")
+        require(bool(np.isfinite(args.lam_fields)) and args.lam_fields >= 0, "lam-fields",
+                f"must be >= 0, got {args.lam_fields}")
+        require(args.fields != "off", "lam-fields", "given with --no-fields")
     if args.model == "transformer":
         require(args.fields is None, "fields", "the transformer has no per-site fields (use factored, softmax "
                 "or plmdca)")
@@ -215,7 +227,9 @@ def run_fit(args) -> int:
 
         params, cfg, best, scan = pt.fit_fa_scan(key, s, val, L, C, kind="free" if args.model == "factored"
                                                  else "softmax", heads=heads, lams=lams, fields=fields,
-                                                 max_iter=args.max_iter, progress=show)
+                                                 max_iter=args.max_iter, progress=show,
+                                                 stop_when_worse=args.lam is None,
+                                                 lam_fields=pt.LAM_FIELDS if args.lam_fields is None else args.lam_fields)
         report.update(chosen={k: best[k] for k in ("heads", "fields", "lam")}, fit=best["fit"], scan=scan,
                       choice="smallest validation PL over the scan")
         if len(fields) == 2:

@@ -192,28 +192,46 @@ def lbfgs(objective, params, *args, max_iter: int = 2000, tol: float = 1e-6, rto
     return p, FitInfo(float(value), gn, int(it), reason in ("gradient", "objective"), reason, float(rel))
 
 
-def _fa_objective(p, s, lam):
-    return pl_loss(p, s) + lam * fa_penalty(p)
+#: Default L2 weight on the per-site fields ``b`` (project choice, docs/potts_choices.md "Field penalty").
+#: Without it the PL optimum does not exist when a colour never occurs at a site in the training data
+#: (its field runs to -inf: 193 of 400 (site, colour) pairs at D ~ 0.3, M = 1000), the fit crawls for
+#: thousands of iterations and the couplings absorb the damage.  The value was chosen on validation PL
+#: (examples/potts_field_penalty.py, table ``potts_field_penalty`` in docs/potts_results.md).
+LAM_FIELDS = 1e-5
+
+
+def field_penalty(params: dict) -> jax.Array:
+    """Sum of squared fields ``b`` (0 for a model without fields), weighted by ``lam_fields`` in the fits."""
+    return jnp.sum(params["b"] ** 2) if "b" in params else jnp.zeros(())
+
+
+def _fa_objective(p, s, lam, lam_b):
+    return pl_loss(p, s) + lam * fa_penalty(p) + lam_b * field_penalty(p)
 
 
 def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000, tol: float = 1e-6,
-              rtol: float = 1e-9, params=None):
-    """Full-batch L-BFGS on l_PL + lam * ||weights||^2 (= MLM in expectation, §4); returns (params, FitInfo).
+              rtol: float = 1e-9, params=None, lam_fields: float = LAM_FIELDS):
+    """Full-batch L-BFGS on l_PL + lam * ||weights||^2 + lam_fields * ||b||^2 (= MLM in expectation, §4);
+    returns (params, FitInfo).
 
     ``params``: a warm start (e.g. the fit at a neighbouring lambda); keys missing from it (a bias
-    added to a fit without one) are taken from the default initialisation."""
+    added to a fit without one) are taken from the default initialisation.  ``lam_fields`` only acts
+    on a model with fields (``cfg.bias``)."""
     s = jnp.asarray(s)
     require(s.ndim == 2 and s.shape[1] == cfg.L, "sequences", f"must have L={cfg.L} columns, got shape {s.shape}")
     require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
+    require(bool(np.isfinite(lam_fields)) and lam_fields >= 0, "lam_fields", f"must be >= 0, got {lam_fields}")
     p0 = fa_init(key, cfg)
     if params is not None:
         p0 = {k: jnp.asarray(params[k]) if k in params else v for k, v in p0.items()}
-    return lbfgs(_fa_objective, p0, s, jnp.asarray(lam, float), max_iter=max_iter, tol=tol, rtol=rtol)
+    return lbfgs(_fa_objective, p0, s, jnp.asarray(lam, float), jnp.asarray(lam_fields, float), max_iter=max_iter,
+                 tol=tol, rtol=rtol)
 
 
 def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000, batch: int = 256,
-                 lr: float = 1e-2, params=None):
-    """MLM-faithful training: Adam on random minibatches, one uniformly masked site per sequence (§4)."""
+                 lr: float = 1e-2, params=None, lam_fields: float = LAM_FIELDS):
+    """MLM-faithful training: Adam on random minibatches, one uniformly masked site per sequence (§4); the
+    same penalties as :func:`fit_lbfgs`."""
     s = jnp.asarray(s)
     positive(steps, "steps", integer=True)
     positive(batch, "batch", integer=True)
@@ -222,7 +240,7 @@ def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000,
     sched = optax.cosine_decay_schedule(lr, steps, alpha=0.01)
     opt = optax.adam(sched)
     M, L = s.shape
-    obj = lambda p, sb, pos: mlm_loss(p, sb, pos) + lam * fa_penalty(p)  # noqa: E731
+    obj = lambda p, sb, pos: mlm_loss(p, sb, pos) + lam * fa_penalty(p) + lam_fields * field_penalty(p)  # noqa: E731
 
     def step(carry, k):
         p, st = carry
@@ -238,5 +256,5 @@ def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000,
     return params, np.asarray(losses)
 
 
-__all__ = ["KINDS", "FAConfig", "fa_init", "fa_attention", "fa_logits", "fa_couplings", "fa_penalty", "pl_loss", "mlm_loss",
+__all__ = ["KINDS", "FAConfig", "fa_init", "fa_attention", "fa_logits", "fa_couplings", "fa_penalty", "field_penalty", "LAM_FIELDS", "pl_loss", "mlm_loss",
            "FitInfo", "STOP_REASONS", "lbfgs", "fit_lbfgs", "fit_adam_mlm"]

@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from .._errors import positive, require
-from ._attention import FAConfig, fa_attention, fa_couplings, fa_logits, fit_lbfgs
+from ._attention import LAM_FIELDS, FAConfig, fa_attention, fa_couplings, fa_logits, fit_lbfgs
 from ._gauge import (abs_corr, factor_recovery, gauge_fields, gauge_fix, kronecker_rank1, offdiag, rel_error,
                      true_couplings, zero_sum)
 from ._model import Potts, nll_star, pseudo_nll
@@ -21,6 +21,13 @@ from ._plmdca import plm_couplings, plm_logits
 
 GAUGE = "zero-sum (couplings symmetrised then zero-summed over both colours; fields carry the couplings' " \
         "colour means and are centred over colours)"
+
+
+#: Default L2 grid of the validation scan (project choice, docs/potts_choices.md): half-decade steps
+#: from 1e-3 down to 1e-6, visited from the largest down with the lambda path stopped once the
+#: validation PL rises.  The old default {1e-3, 1e-4, 1e-5} chose its smallest value at every
+#: M >= 10 000 of the recovery grid, i.e. the optimum lay outside it; the grid now brackets it there.
+LAM_GRID = (1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6)
 
 
 def logits_fn(params: dict):
@@ -79,13 +86,15 @@ def fa_metrics(params: dict, model: Potts | None, data: dict, *, nll=None) -> di
 
 def fit_fa_scan(key, s, val, L: int, C: int, *, kind: str = "free", heads=(1,), lams=(1e-4,), fields=(False,),
                 max_iter: int = 3000, tol: float = 1e-6, rtol: float = 1e-9, stop_when_worse: bool = False,
-                init=None, progress=None):
+                init=None, progress=None, lam_fields: float = LAM_FIELDS):
     """Fit factored attention for every (heads, fields, lambda) and keep the best validation PL.
 
     Lambdas are visited from the largest down, each fit warm-started from the previous one of the
     same (heads, fields) (``init``: a warm start for the first).  ``stop_when_worse``: stop a lambda
     path once the validation PL rises.  Returns (best params, best FAConfig, best entry, scan list
-    of {heads, fields, lam, val_nll, fit}).  Choice: the smallest validation PL (ties: first)."""
+    of {heads, fields, lam, val_nll, fit}, plus ``lam_fields`` for fits with fields).  Choice: the
+    smallest validation PL (ties: first).  ``lam_fields``: the fixed L2 weight on the fields
+    (:data:`LAM_FIELDS`), the same for every entry."""
     for lam in lams:
         require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
     for h in heads:
@@ -96,9 +105,12 @@ def fit_fa_scan(key, s, val, L: int, C: int, *, kind: str = "free", heads=(1,), 
             cfg = FAConfig(L, C, kind=kind, heads=int(h), bias=bool(f))
             prev, prev_val = (init if (init is not None and h == 1) else None), np.inf
             for lam in sorted(lams, reverse=True):
-                p, info = fit_lbfgs(key, s, cfg, float(lam), max_iter=max_iter, tol=tol, rtol=rtol, params=prev)
+                p, info = fit_lbfgs(key, s, cfg, float(lam), max_iter=max_iter, tol=tol, rtol=rtol, params=prev,
+                                    lam_fields=lam_fields)
                 v = float(pseudo_nll(fa_logits(p, val), val))
                 entry = {"heads": int(h), "fields": bool(f), "lam": float(lam), "val_nll": v, "fit": info._asdict()}
+                if f:
+                    entry["lam_fields"] = float(lam_fields)
                 scan.append(entry)
                 if progress:
                     progress(entry)
@@ -114,4 +126,4 @@ def param_count(params: dict) -> int:
     return int(sum(np.size(x) for x in jax.tree.leaves(params)))
 
 
-__all__ = ["GAUGE", "logits_fn", "couplings_and_fields", "fa_metrics", "fit_fa_scan", "param_count"]
+__all__ = ["GAUGE", "LAM_GRID", "logits_fn", "couplings_and_fields", "fa_metrics", "fit_fa_scan", "param_count"]
