@@ -2,13 +2,20 @@
 
 Data: a DATA.npz with train/val/test splits and the truth (default: the recovery example's
 G2, D ~ 0.3, data seed 0; its first 3000 training sequences).  Rows: FA-free (1 head, lambda
-chosen on validation among {1e-3, 1e-4, 1e-5}), FA-softmax (1 and 4 heads, lambda 1e-4), plmDCA
+chosen on validation over ``LAM_GRID``), FA-softmax (1 and 4 heads, lambda 1e-4), plmDCA
 (lambda 5e-4), vanilla transformers of 1-4 layers with ``--seeds`` seeds each (AdamW, warm-up
-then cosine decay to ``--steps``, early stopping on the exact validation PL with patience 2
-evaluations; whether it triggered is recorded).  Metrics: ``fa_metrics``.  Writes
+then cosine decay to the ``--steps`` budget, early stopping on the exact validation PL: an
+evaluation every ``--eval-every`` steps, stop after ``--patience`` evaluations without an
+improvement of 1e-4 nats, best parameters kept; whether it triggered is recorded).  The default
+budget (12 000 steps, about 26 passes over the 60 000 masked positions of M = 3000) is several
+times the step at which the validation PL of a 1-layer model turned up in a probe (2000 steps),
+so early stopping, not the budget, ends the runs.  Metrics: ``fa_metrics``.  Writes
 OUTDIR/potts_gap.json and OUTDIR/potts_gap.png (linear axis, error bars = s.e. over seeds).
 
-    python examples/potts_gap_table.py DATA.npz OUTDIR [--seeds 3] [--steps 1200]
+    python examples/potts_gap_table.py DATA.npz OUTDIR [--seeds 3] [--steps 12000] [--layers 1 2 3 4] [--resume]
+    python examples/potts_gap_table.py DATA.npz OUTDIR --merge A/potts_gap.json B/potts_gap.json
+        # --resume keeps the rows already in OUTDIR/potts_gap.json and runs only the missing ones, so two
+        # processes (e.g. --layers 1 2 and --layers 3 4, each with its own OUTDIR) can share the work
     python examples/potts_gap_table.py --smoke    # tiny data (L=5, C=3) made here, for tests
 """
 
@@ -16,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 import time
 from pathlib import Path
@@ -58,11 +66,22 @@ def main(argv=None):
     ap.add_argument("outdir", nargs="?")
     ap.add_argument("--M", type=int, default=3000)
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=1200)
+    ap.add_argument("--steps", type=int, default=12000, help="transformer step budget (cosine decay to it)")
+    ap.add_argument("--eval-every", type=int, default=250, help="transformer steps between validation checks")
+    ap.add_argument("--patience", type=int, default=4, help="checks without improvement before stopping")
+    ap.add_argument("--layers", type=int, nargs="+", default=[1, 2, 3, 4], help="transformer depths to run")
+    ap.add_argument("--resume", action="store_true", help="keep the rows already in OUTDIR/potts_gap.json")
+    ap.add_argument("--merge", nargs="+", metavar="JSON", help="merge these potts_gap.json files into OUTDIR")
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args(argv)
+    if args.merge:
+        if args.outdir is None:
+            args.outdir = args.data           # `--merge` needs no data: OUTDIR may come first
+        merge(Path(args.outdir), args.merge)
+        return
     if args.smoke:
         args.data, args.outdir, args.M, args.seeds, args.steps = make_smoke_data(), "gap_smoke", 200, 2, 40
+        args.eval_every, args.patience = 20, 2
     if args.data is None or args.outdir is None:
         ap.error("DATA.npz and OUTDIR are required (or --smoke)")
     out = Path(args.outdir)
@@ -73,11 +92,18 @@ def main(argv=None):
     L, C = model.L, model.C
     res = {"data": str(args.data), "M": len(tr), "beta": model.beta, "D_train": pt.hamming_distance(tr, C),
            "nll_star": pt.nll_star(model, data["test"]), "uniform": float(np.log(C)), "rows": [],
-           "transformer_budget": {"steps": args.steps, "eval_every": 20 if args.smoke else max(args.steps // 8, 10),
-                                  "patience": 2,
+           "transformer_budget": {"steps": args.steps, "eval_every": args.eval_every, "patience": args.patience,
+                                  "min_delta": 1e-4,
                                   "d_model": 32, "heads": 4, "batch": 128, "lr": 1e-3, "warmup": 100,
                                   "weight_decay": 1e-4, "seeds": args.seeds}}
     path = out / "potts_gap.json"
+    if args.resume and path.exists():
+        old = json.loads(path.read_text())
+        for k in ("data", "M", "transformer_budget"):
+            if old[k] != res[k]:
+                raise SystemExit(f"--resume: {path} was made with another {k} ({old[k]!r}, now {res[k]!r})")
+        res["rows"] = old["rows"]
+    done = {(r["model"], r.get("seed")) for r in res["rows"]}
     t0 = time.time()
 
     def save(row):
@@ -87,33 +113,73 @@ def main(argv=None):
         print(f"{row['model']}: gap {row['gap']:.5f} ({row['seconds']:.0f} s)", flush=True)
 
     key = jax.random.PRNGKey(0)
-    p, cfg, best, scan = pt.fit_fa_scan(key, tr, data["val"], L, C, lams=[1e-3, 1e-4, 1e-5])
-    save({"model": "FA-free, 1 head", "params": pt.param_count(p), "lam": best["lam"], "fit": best["fit"],
-          "scan": [{"lam": e["lam"], "val_nll": e["val_nll"]} for e in scan], **pt.fa_metrics(p, model, data)})
-    t1 = time.time()
-    p, info = pt.fit_plmdca(tr, C, 5e-4)
-    save({"model": "plmDCA", "params": pt.param_count(p), "lam": 5e-4, "fit": info._asdict(),
-          **pt.fa_metrics(p, model, data), "fit_seconds": time.time() - t1})
+    if ("FA-free, 1 head", None) not in done:
+        p, cfg, best, scan = pt.fit_fa_scan(key, tr, data["val"], L, C, lams=pt.LAM_GRID, stop_when_worse=True)
+        save({"model": "FA-free, 1 head", "params": pt.param_count(p), "lam": best["lam"], "fit": best["fit"],
+              "scan": [{"lam": e["lam"], "val_nll": e["val_nll"]} for e in scan], **pt.fa_metrics(p, model, data)})
+    if ("plmDCA", None) not in done:
+        t1 = time.time()
+        p, info = pt.fit_plmdca(tr, C, 5e-4)
+        save({"model": "plmDCA", "params": pt.param_count(p), "lam": 5e-4, "fit": info._asdict(),
+              **pt.fa_metrics(p, model, data), "fit_seconds": time.time() - t1})
     for H in (1, 4):
+        name = f"FA-softmax, {H} head{'s' if H > 1 else ''}"
+        if (name, None) in done:
+            continue
         p, cfg, best, _ = pt.fit_fa_scan(key, tr, data["val"], L, C, kind="softmax", heads=[H], lams=[1e-4])
-        save({"model": f"FA-softmax, {H} head{'s' if H > 1 else ''}", "params": pt.param_count(p), "lam": 1e-4,
-              "fit": best["fit"], **pt.fa_metrics(p, model, data)})
+        save({"model": name, "params": pt.param_count(p), "lam": 1e-4, "fit": best["fit"],
+              **pt.fa_metrics(p, model, data)})
     b = res["transformer_budget"]
-    runs = [(layers, seed) for layers in ((1, 2) if args.smoke else (1, 2, 3, 4)) for seed in range(args.seeds)]
+    runs = [(layers, seed) for layers in ((1, 2) if args.smoke else args.layers) for seed in range(args.seeds)
+            if (_tname(layers), seed) not in done]
     for layers, seed in tqdm(runs, desc="transformers", file=sys.stdout):
         cfg = pt.TransformerConfig(L, C, d_model=b["d_model"], layers=layers, heads=b["heads"], steps=args.steps,
                                    eval_every=b["eval_every"], patience=b["patience"], lr=b["lr"],
-                                   warmup=b["warmup"], batch=b["batch"], weight_decay=b["weight_decay"])
+                                   warmup=b["warmup"], batch=b["batch"], weight_decay=b["weight_decay"],
+                                   min_delta=b["min_delta"])
         t1 = time.time()
         p, hist = pt.fit_transformer(jax.random.PRNGKey(100 * layers + seed), tr, data["val"], cfg)
         stopped = hist[-1][0] < args.steps
-        save({"model": f"transformer, {layers} layer{'s' if layers > 1 else ''}", "layers": layers, "seed": seed,
+        save({"model": _tname(layers), "layers": layers, "seed": seed,
               "params": pt.param_count(p), "history": hist, "steps_run": hist[-1][0], "early_stopped": stopped,
               "best_step": min(hist, key=lambda h: h[2])[0],
               **pt.fa_metrics(p, model, data, nll=lambda x: pt.transformer_pl_loss(p, x, cfg.heads)),
               "fit_seconds": time.time() - t1})
     res["seconds"] = time.time() - t0
     pt.atomic_write_json(path, res)
+    plot(res, out / "potts_gap.png")
+
+
+def _tname(layers: int) -> str:
+    return f"transformer, {layers} layer{'s' if layers > 1 else ''}"
+
+
+def _order(row):
+    """Table order: the baselines in the order they are run, then transformers by depth and seed."""
+    base = ["FA-free, 1 head", "plmDCA", "FA-softmax, 1 head", "FA-softmax, 4 heads"]
+    return (base.index(row["model"]), 0, 0) if row["model"] in base else (len(base), row["layers"], row["seed"])
+
+
+def merge(out: Path, parts):
+    """Rows of several ``potts_gap.json`` files (processes that shared the work) in one file; the first
+    file's row wins a tie.  Parts made from other data or another transformer budget are refused."""
+    parts = [json.loads(Path(q).read_text()) for q in parts]
+    res = dict(parts[0])
+    for q in parts[1:]:
+        for k in ("data", "M", "transformer_budget", "nll_star"):
+            if q[k] != res[k]:
+                raise SystemExit(f"merge: the parts differ in {k}")
+    rows, seen = [], set()
+    for q in parts:
+        for r in q["rows"]:
+            if (r["model"], r.get("seed")) not in seen:
+                seen.add((r["model"], r.get("seed")))
+                rows.append(r)
+    res["rows"] = sorted(rows, key=_order)
+    res["merged_from"] = len(parts)
+    res.pop("seconds", None)
+    out.mkdir(parents=True, exist_ok=True)
+    pt.atomic_write_json(out / "potts_gap.json", res)
     plot(res, out / "potts_gap.png")
 
 

@@ -17,15 +17,18 @@ def render() -> str:
         sel = [r for r in rows if r["model"] == name]
         r0 = sel[0]
         if "seed" in r0:
-            drops = []
-            for r in sel:
-                h = r["history"]
-                q = [x for x in h if x[0] <= 0.75 * h[-1][0]]
-                drops.append(q[-1][2] - min(x[2] for x in h) if q else float("nan"))
-            opt = (f"AdamW, {res['transformer_budget']['steps']} steps max; ran "
-                   + ", ".join(str(r["steps_run"]) for r in sel)
-                   + f"; early stop {sum(r['early_stopped'] for r in sel)}/{len(sel)}; val PL drop over the last "
-                   + "25 % of steps " + ", ".join(f"{x:.4f}" for x in drops))
+            b = res["transformer_budget"]
+            opt = (f"AdamW, budget {b['steps']} steps, check every {b.get('eval_every', '?')}, patience "
+                   f"{b.get('patience', '?')}; ran " + ", ".join(str(r["steps_run"]) for r in sel)
+                   + "; best step " + ", ".join(str(r["best_step"]) for r in sel)
+                   + f"; early stop {sum(r['early_stopped'] for r in sel)}/{len(sel)}")
+            if not all(r["early_stopped"] for r in sel):
+                drops = []
+                for r in sel:
+                    h = r["history"]
+                    q = [x for x in h if x[0] <= 0.75 * h[-1][0]]
+                    drops.append(q[-1][2] - min(x[2] for x in h) if q else float("nan"))
+                opt += "; val PL drop over the last 25 % of steps " + ", ".join(f"{x:.4f}" for x in drops)
         else:
             f = r0["fit"]
             opt = f"L-BFGS, {f['iterations']} it., {f['reason']}, grad {f['grad_norm']:.1e}"
