@@ -11,6 +11,8 @@ default lambda.  Metrics: ``fa_metrics`` (zero-sum gauge).  Law: corr^2 = 1 / (1
 k per data seed by least squares, reported as mean +- s.e. over seeds, per ensemble and D.
 
     python examples/potts_recovery_vs_M.py OUTDIR [--cache DIR] [--stage data|fit|all] [--seeds 0 1 2]
+    python examples/potts_recovery_vs_M.py OUTDIR --merge A/potts_recovery.json B/potts_recovery.json
+        # several fit processes (each with its own OUTDIR, e.g. one per core and D target) -> one JSON
     python examples/potts_recovery_vs_M.py --smoke     # tiny (L = 5, C = 3), for the tests
 """
 
@@ -35,12 +37,12 @@ FULL = {"L": 20, "C": 20, "Ms": [1000, 3000, 10000, 30000], "seeds": [0, 1, 2],
         "sample": {"rungs": 10, "beta_min": 0.8, "beta_max": 5.0, "tol_D": 0.02, "systems": 1100,
                    "burn_sweeps": 500, "thin": 10, "tune_systems": 100, "tune_sweeps": 400, "n_val": 1000,
                    "n_test": 2000, "check_other": False},
-        "lams": [1e-3, 1e-4, 1e-5], "plm_lam": 5e-4, "targets": [0.3, 0.7]}
+        "lams": list(pt.LAM_GRID), "lam_fields": pt.LAM_FIELDS, "plm_lam": 5e-4, "targets": [0.3, 0.7]}
 SMOKE = {"L": 5, "C": 3, "Ms": [100, 300], "seeds": [0],
          "sample": {"rungs": 4, "beta_min": 0.3, "beta_max": 6.0, "tol_D": 0.05, "systems": 100,
                     "burn_sweeps": 40, "thin": 2, "tune_systems": 50, "tune_sweeps": 40, "n_val": 100,
                     "n_test": 100, "check_other": False},
-        "lams": [1e-3, 1e-4], "plm_lam": 5e-4, "targets": [0.5]}
+        "lams": [1e-3, 1e-4], "lam_fields": pt.LAM_FIELDS, "plm_lam": 5e-4, "targets": [0.5]}
 
 
 def config(setup, ens, D, seed, beta="tune"):
@@ -97,6 +99,8 @@ def fit_stage(setup, cache: Path, out: Path, smoke=False):
     t0 = time.time()
     for M, ens, D, seed in tqdm(_cells(setup), desc="fits", file=sys.stdout):
         tag = f"{ens}_D{D}"
+        if ("FA", M, ens, D, seed) in done and ("plmDCA", M, ens, D, seed) in done:
+            continue
         d = np.load(cache / f"data_{tag}_s{seed}.npz")
         model = pt.Potts(d["J"], d["U"], float(d["beta"]), d["h"] if "h" in d.files else None)
         data = {"val": d["val_sequences"], "test": d["test_sequences"]}
@@ -107,9 +111,11 @@ def fit_stage(setup, cache: Path, out: Path, smoke=False):
             t1 = time.time()
             p, cfg, best, scan = pt.fit_fa_scan(
                 jax.random.PRNGKey(seed), tr, data["val"], model.L, model.C, lams=setup["lams"],
-                fields=(model.h is not None,), stop_when_worse=True, init=warm.get((ens, D, seed)))
+                fields=(model.h is not None,), stop_when_worse=True, init=warm.get((ens, D, seed)),
+                lam_fields=setup["lam_fields"])
             warm[(ens, D, seed)] = p
-            row = {"model": "FA", **base, "fields": cfg.bias, "lam": best["lam"], "fit": best["fit"],
+            row = {"model": "FA", **base, "fields": cfg.bias, "lam": best["lam"],
+                   "lam_fields": setup["lam_fields"] if cfg.bias else None, "fit": best["fit"],
                    "scan": [{k: e[k] for k in ("lam", "val_nll")} | {"reason": e["fit"]["reason"]} for e in scan],
                    **pt.fa_metrics(p, model, data), "seconds": time.time() - t1}
             res["rows"].append(row)
@@ -128,6 +134,35 @@ def fit_stage(setup, cache: Path, out: Path, smoke=False):
     res["laws"] = laws(res["rows"])
     res["seconds_this_run"] = time.time() - t0
     pt.atomic_write_json(path, res)
+    plot(res, out / "potts_recovery.png")
+
+
+def merge(out: Path, parts, cache: Path | None = None):
+    """Union of the rows of several ``potts_recovery.json`` files (fit processes run side by side, each
+    into its own folder) into ``out``: one row per (model, M, ensemble, D, seed), the first file's
+    row winning a tie; then the law fits and the figure, as at the end of a fit stage.  Settings that
+    differ between the parts (lambda grid, plmDCA lambda, sampling) are refused: rows made under
+    different settings do not belong in one table."""
+    parts = [json.loads(Path(q).read_text()) for q in parts]
+    res = dict(parts[0])
+    for q in parts[1:]:
+        if q["setup"] != res["setup"] or q["ensembles"] != res["ensembles"]:
+            raise SystemExit("merge: the parts were fitted with different settings (setup or ensembles differ)")
+    rows, seen = [], set()
+    for q in parts:
+        for r in q["rows"]:
+            key = (r["model"], r["M"], r["ensemble"], r["D_target"], r["seed"])
+            if key not in seen:
+                seen.add(key)
+                rows.append(r)
+    res["rows"] = sorted(rows, key=lambda r: (r["M"], list(ENSEMBLES).index(r["ensemble"]), r["D_target"],
+                                              r["seed"], r["model"] != "FA"))
+    if cache is not None and cache.exists():
+        res["datasets"] = datasets(res["setup"], cache)
+    res["laws"] = laws(res["rows"])
+    res["merged_from"] = len(parts)
+    out.mkdir(parents=True, exist_ok=True)
+    pt.atomic_write_json(out / "potts_recovery.json", res)
     plot(res, out / "potts_recovery.png")
 
 
@@ -173,10 +208,21 @@ def laws(rows):
             if len(rs) >= 2:
                 ks.append(law_k([r["M"] for r in rs], [r["corr_K"] for r in rs])[0])
         kp, kp_se = law_k([r["M"] for r in sel], [r["corr_K"] for r in sel])
-        out.append({"model": mdl, "ensemble": ens, "D_target": D, "Ms": sorted({r["M"] for r in sel}),
-                    "k_per_seed": ks, "k_mean": float(np.mean(ks)) if ks else None,
+        Ms = sorted({r["M"] for r in sel})
+        k_mean = float(np.mean(ks)) if ks else None
+        # a test of the 1/M form: k fitted on the small-M half and on the large-M half of the grid (equal if the
+        # law holds), and the largest gap between the law (k mean) and the seed-mean corr at any M
+        half = Ms[:len(Ms) // 2], Ms[len(Ms) // 2:]
+        k_half = [law_k([r["M"] for r in sel if r["M"] in h], [r["corr_K"] for r in sel if r["M"] in h])[0]
+                  if len(Ms) >= 2 else None for h in half]
+        dev = (max(abs(float(np.mean([r["corr_K"] for r in sel if r["M"] == M])) - 1 / np.sqrt(1 + k_mean / M))
+                   for M in Ms) if k_mean else None)
+        out.append({"model": mdl, "ensemble": ens, "D_target": D, "Ms": Ms,
+                    "k_per_seed": ks, "k_mean": k_mean,
                     "k_se": float(np.std(ks, ddof=1) / np.sqrt(len(ks))) if len(ks) > 1 else None,
-                    "k_pooled": kp, "k_pooled_se": kp_se, "n_cells": len(sel)})
+                    "k_pooled": kp, "k_pooled_se": kp_se, "n_cells": len(sel),
+                    "k_small_M": k_half[0], "k_large_M": k_half[1], "small_Ms": half[0], "large_Ms": half[1],
+                    "max_abs_dev_corr": dev})
     return out
 
 
@@ -234,6 +280,8 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, nargs="+")
     ap.add_argument("--Ms", type=int, nargs="+", help="fit only these M (the data are drawn for the full grid)")
     ap.add_argument("--targets", type=float, nargs="+", help="fit only these D targets (cells already fitted are kept)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="merge the rows of these potts_recovery.json files into OUTDIR (no fitting)")
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args(argv)
     setup = dict(SMOKE if args.smoke else FULL)
@@ -245,6 +293,9 @@ def main(argv=None):
         ap.error("OUTDIR is required (or --smoke)")
     out = Path(args.outdir)
     cache = Path(args.cache) if args.cache else out / "potts_recovery_data"
+    if args.merge:
+        merge(out, args.merge, cache if args.cache else None)
+        return
     if args.stage in ("data", "all"):
         data_stage(setup, cache)
     if args.stage in ("fit", "all"):
