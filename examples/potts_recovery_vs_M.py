@@ -81,8 +81,8 @@ def data_stage(setup, cache: Path):
 
 
 def _cells(setup):
-    return [(M, e, D, s) for M in setup.get("fit_Ms", setup["Ms"]) for e in ENSEMBLES
-            for D in setup.get("fit_targets", setup["targets"]) for s in setup["seeds"]]
+    return [(M, e, D, s) for M in setup.get("fit_Ms", setup["Ms"]) for e in setup.get("fit_ensembles", ENSEMBLES)
+            for D in setup.get("fit_targets", setup["targets"]) for s in setup.get("fit_seeds", setup["seeds"])]
 
 
 def fit_stage(setup, cache: Path, out: Path, smoke=False):
@@ -90,7 +90,7 @@ def fit_stage(setup, cache: Path, out: Path, smoke=False):
     (a rerun skips the cells already in the JSON), then the law fits and the figure."""
     path = out / "potts_recovery.json"
     res = json.loads(path.read_text()) if path.exists() and not smoke else {"rows": []}
-    res.update(setup={k: v for k, v in setup.items() if k not in ("fit_Ms", "fit_targets")}, ensembles=ENSEMBLES,
+    res.update(setup={k: v for k, v in setup.items() if not k.startswith("fit_")}, ensembles=ENSEMBLES,
                law="corr_K^2 = 1 / (1 + k / M), k per data seed by least squares through the origin on "
                    "1/corr^2 - 1 vs 1/M; mean +- s.e. over seeds")
     res["datasets"] = datasets(setup, cache)
@@ -280,13 +280,14 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, nargs="+")
     ap.add_argument("--Ms", type=int, nargs="+", help="fit only these M (the data are drawn for the full grid)")
     ap.add_argument("--targets", type=float, nargs="+", help="fit only these D targets (cells already fitted are kept)")
+    ap.add_argument("--ensembles", nargs="+", choices=list(ENSEMBLES), help="fit only these ensembles")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="merge the rows of these potts_recovery.json files into OUTDIR (no fitting)")
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args(argv)
     setup = dict(SMOKE if args.smoke else FULL)
-    if args.seeds:
-        setup["seeds"] = args.seeds
+    if args.seeds:    # fit stage alone: a filter on the cells (the stored setup keeps every seed, so parts merge)
+        setup["fit_seeds" if args.stage == "fit" else "seeds"] = args.seeds
     if args.smoke and args.outdir is None:
         args.outdir = "recovery_smoke"
     if args.outdir is None:
@@ -303,6 +304,8 @@ def main(argv=None):
             setup["fit_Ms"] = args.Ms
         if args.targets:
             setup["fit_targets"] = args.targets
+        if args.ensembles:
+            setup["fit_ensembles"] = args.ensembles
         fit_stage(setup, cache, out, smoke=args.smoke)
 
 

@@ -15,7 +15,8 @@ SLOW = {"digits_accuracy_vs_width.py", "learn_attention_digits.py", "finite_size
         "digits_head_pruning.py", "sample_markov.py", "head_selection_markov.py",
         # the main job runs this one end to end; two theory-figure scripts of the same kind as markov_u_heatmaps
         "markov_accuracy_vs_width.py", "markov_kernel_alignment.py", "markov_path_kernels.py",
-        "potts_gap_table.py"}  # 60 s (2026-12-01)
+        "potts_gap_table.py",  # 60 s (2026-12-01)
+        "potts_field_penalty.py"}  # PT sampling + 4 fits; slow set so that the default suite does not grow
 PARAMS = [pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name in SLOW else []) for p in EXAMPLES]
 
 
