@@ -7,9 +7,9 @@ chosen on validation over ``LAM_GRID``), FA-softmax (1 and 4 heads, lambda 1e-4)
 then cosine decay to the ``--steps`` budget, early stopping on the exact validation PL: an
 evaluation every ``--eval-every`` steps, stop after ``--patience`` evaluations without an
 improvement of 1e-4 nats, best parameters kept; whether it triggered is recorded).  The default
-budget (12 000 steps, about 26 passes over the 60 000 masked positions of M = 3000) is several
-times the step at which the validation PL of a 1-layer model turned up in a probe (2000 steps),
-so early stopping, not the budget, ends the runs.  Metrics: ``fa_metrics``.  Writes
+budget (12 000 steps, about 26 passes over the 60 000 masked positions of M = 3000) is meant to lie far
+beyond the step at which the validation PL turns up, so that early stopping, not the budget, ends the
+runs; each row records ``steps_run``, ``best_step`` and ``early_stopped`` to show whether it did.  Metrics: ``fa_metrics``.  Writes
 OUTDIR/potts_gap.json and OUTDIR/potts_gap.png (linear axis, error bars = s.e. over seeds).
 
     python examples/potts_gap_table.py DATA.npz OUTDIR [--seeds 3] [--steps 12000] [--layers 1 2 3 4] [--resume]
