@@ -4,7 +4,9 @@ A GD network (L=2, H=4, learned Q/K, mean pooling; trained once and cached) supp
 Q/K; the theory then runs at every width on the P training episodes.  ``T`` per width is
 chosen on the base-validation episodes; the novel-class and OOD sets reuse it.  Optional
 sampled points (``--sample-widths``; exact order-parameter posterior, ``kind="wishart"``,
-needs ``N >= 16``).  Writes ``$FIG_DIR/digits_accuracy_vs_width.png`` and ``.json``.
+needs ``N >= 16``), each with the package's gate verdict and its ``E[U_1]`` against the theory's ``U*`` and
+the GD network's ``U_GD`` (``sampled.N.U``; figure ``digits_U_sampled_theory_gd.png``, one colour scale).
+Writes ``$FIG_DIR/digits_accuracy_vs_width.png`` and ``.json``.
 """
 
 from __future__ import annotations
@@ -70,12 +72,14 @@ def main(argv=None):
     acc = {name: np.zeros((len(W), len(T))) for name in tasks}
     vmse = np.zeros((len(W), len(T)))
     ok = np.zeros((len(W), len(T)), dtype=bool)
+    U_star = {}  # (i, j) -> U_1* of the theory, for the sampled-vs-theory-vs-GD figure
     for j, temp in enumerate(T):
         init = None
         for i, N in reversed(list(enumerate(W))):
             spec = tasks["val"].spec(width=N, temperature=temp, readout="mean")
             sol = solve_theory(spec, tasks["val"], init=init)
             init, ok[i, j] = [np.asarray(u) for u in sol.Us], sol.status.ok
+            U_star[i, j] = np.asarray(sol.U)
             for name, task in tasks.items():
                 m, _, acc[name][i, j] = predict(task, spec, sol.U)
                 if name == "val":
@@ -127,7 +131,8 @@ def main(argv=None):
         save_json(res, FIG_DIR / "digits_accuracy_vs_width.json")
 
     save({})  # the theory part survives a slow or interrupted sampling stage
-    sampled = {}
+    sampled, U_maps = {}, {}
+    U_gd = np.asarray(gd.u_gd(params))
     for N in args.sample_widths:
         i = W.index(N)
         spec = tasks["test"].spec(width=N, temperature=T[sel[i]], readout="mean")
@@ -152,9 +157,66 @@ def main(argv=None):
                       "chains": int(f.shape[0]), "warmup": int(dt.attrs.get("warmup", args.warmup)),
                       "draws": int(f.shape[1]), "thinning": int(dt.attrs.get("thinning", 1)),
                       "gates": _gates(summarize(dt))}
+        sampled[N]["U"] = _u_agreement(dt, U_star[i, sel[i]], U_gd)
+        U_maps[N] = (U_star[i, sel[i]], dt["posterior"].ds["U"].values)
         print(f"sampled N={N}: {sampled[N]}")
     if sampled:
         save(sampled)
+        _plot_u(U_maps, U_gd, {N: s["T"] for N, s in sampled.items()})
+
+
+def _u_agreement(dt, U_theory, U_gd) -> dict:
+    """Sampled posterior mean of ``U_1`` against the theory's ``U*`` at the same width and T (raw units), and
+    against the GD network's ``U_GD`` (each divided by its largest absolute entry: ``U_GD`` has no ``1/N_1``,
+    gd.u_gd).  ``max_abs_z``: the largest |E[U] - U*| over the entries in units of that entry's MCSE."""
+    import arviz as az
+
+    U = dt["posterior"].ds["U"]
+    mean = U.values.mean(axis=(0, 1))
+    mcse = az.mcse(dt["posterior"].ds[["U"]])["U"].values
+    iu = np.triu_indices(mean.shape[0])  # U is symmetric: each entry once
+    d = (mean - U_theory)[iu]
+    n_t, n_g = U_theory / np.max(np.abs(U_theory)), U_gd / np.max(np.abs(U_gd))
+    return {"corr_theory": float(np.corrcoef(mean[iu], U_theory[iu])[0, 1]),
+            "rel_frobenius_theory": float(np.linalg.norm(mean - U_theory) / np.linalg.norm(U_theory)),
+            "max_abs_z_theory": float(np.max(np.abs(d) / mcse[iu])),
+            "max_mcse": float(mcse.max()), "max_abs_U_theory": float(np.max(np.abs(U_theory))),
+            "corr_gd": float(np.corrcoef((mean / np.max(np.abs(mean)))[iu], n_g[iu])[0, 1]),
+            "corr_theory_gd": float(np.corrcoef(n_t[iu], n_g[iu])[0, 1])}
+
+
+def _plot_u(U_maps, U_gd, temps):
+    """``digits_U_sampled_theory_gd.png``: per sampled width, the theory's ``U*``, the sampled ``E[U]``, their
+    difference and the posterior s.d., all divided by that width's ``max |U*|``; and ``U_GD`` divided by its own
+    largest entry.  One colour scale, [-1, 1], for every panel."""
+    import matplotlib.pyplot as plt
+
+    from _common import savefig
+
+    rows = sorted(U_maps)
+    fig, axes = plt.subplots(len(rows), 5, figsize=(13, 2.7 * len(rows)), squeeze=False)
+    im = None
+    for r, N in enumerate(rows):
+        Ut, draws = U_maps[N]
+        scale = np.max(np.abs(Ut))
+        mean, sd = draws.mean(axis=(0, 1)), draws.std(axis=(0, 1))
+        panels = [(Ut, f"theory U* (N={N}, T={temps[N]})"), (mean, f"sampled E[U] (N={N})"),
+                  (mean - Ut, "sampled - theory"), (sd, "posterior s.d.")]
+        for c, (M, title) in enumerate(panels):
+            im = axes[r, c].imshow(M / scale, cmap="RdBu_r", vmin=-1, vmax=1)
+            axes[r, c].set_title(title + (f"; row / {scale:.3g}" if c == 0 else ""), fontsize=7)
+        if r == 0:
+            im = axes[r, 4].imshow(U_gd / np.max(np.abs(U_gd)), cmap="RdBu_r", vmin=-1, vmax=1)
+            axes[r, 4].set_title("GD network U_GD / max|U_GD|", fontsize=7)
+        else:
+            axes[r, 4].axis("off")
+    for ax in axes.ravel():
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8)
+    fig.suptitle("digits, 16 x 16 path matrix U_1 (4 x 4 heads); each row divided by its max |U*|, U_GD by its own max; "
+                 "one colour scale", fontsize=8)
+    savefig(fig, "digits_U_sampled_theory_gd.png")
 
 
 def _gates(rep) -> dict:
