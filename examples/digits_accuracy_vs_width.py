@@ -204,7 +204,7 @@ def _plot_u(U_maps, U_gd, temps):
                   (mean - Ut, "sampled - theory"), (sd, "posterior s.d.")]
         for c, (M, title) in enumerate(panels):
             im = axes[r, c].imshow(M / scale, cmap="RdBu_r", vmin=-1, vmax=1)
-            axes[r, c].set_title(title + (f"; row / {scale:.3g}" if c == 0 else ""), fontsize=7)
+            axes[r, c].set_title(title + (f"\nrow divided by {scale:.3g}" if c == 0 else ""), fontsize=7)
         if r == 0:
             im = axes[r, 4].imshow(U_gd / np.max(np.abs(U_gd)), cmap="RdBu_r", vmin=-1, vmax=1)
             axes[r, 4].set_title("GD network U_GD / max|U_GD|", fontsize=7)
