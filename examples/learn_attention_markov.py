@@ -5,7 +5,8 @@ of one layer drawn from the same seed would be identical and the gradient keeps 
 at width ``--width`` by Adam on the saddle-point evidence (:func:`bayes_attn.theory.fit_attention`), then
 compare with the hand-built heads (good, rand | unif, rand) and the random start: log evidence, theory test
 accuracy vs width, the learned attention (mean over training sequences of each head's attention matrix) and
-``U*``.  Writes ``$FIG_DIR/learn_markov.png`` and ``learn_markov.json``.
+``U*``.  Writes ``$FIG_DIR/learn_markov.png`` and ``learn_markov.json``.  ``--write-cli DIR`` writes the same start
+as inputs of ``bayes-attn fit-attention`` instead (docs/results.md §3.1).
 """
 
 from __future__ import annotations
@@ -62,6 +63,21 @@ def token_basis(x, k: int) -> np.ndarray:
     return B
 
 
+def write_cli_inputs(out: Path, task, val, basis, spec) -> None:
+    """The same start as the figure run, as files for ``bayes-attn fit-attention``: the bundle (random heads,
+    training/test sets and the validation sequences that the CLI monitors), the basis and a config whose
+    ``[network]`` is ``spec`` (width, temperature, readout, variances)."""
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez(out / "start.npz", **task.to_npz_dict(), x_val=np.asarray(val[0]), y_val=np.asarray(val[1]))
+    if basis is not None:
+        np.save(out / "basis.npy", basis)
+    (out / "fit.toml").write_text(
+        '[data]\nfile = "start.npz"\n\n[network]\n'
+        f"width = {spec.width}\ntemperature = {spec.temperature}\nreadout = \"{spec.readout}\"\n"
+        f"variances = [{', '.join(repr(float(v)) for v in spec.variances)}]\n")
+    print(f"wrote {out}/start.npz, fit.toml" + (", basis.npy" if basis is not None else ""))
+
+
 def accuracy_vs_width(task, widths, T, params=None):
     import jax.numpy as jnp
 
@@ -94,6 +110,10 @@ def main(argv=None):
                          "the tokens' content (token_basis; 0: every token direction)")
     ap.add_argument("--scale", type=float, default=0.15, help="s.d. of the random Q, K entries (qk-style start)")
     ap.add_argument("--tag", default="", help="suffix of the output names (learn_markov{tag}.*)")
+    ap.add_argument("--write-cli", default=None, metavar="DIR",
+                    help="write the CLI's inputs instead of fitting: DIR/start.npz (the random-heads bundle with the "
+                         "validation sequences), DIR/basis.npy (with --basis-pcs) and DIR/fit.toml, for "
+                         "`bayes-attn fit-attention DIR/fit.toml [--basis DIR/basis.npy] --out ...`")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
     import jax.numpy as jnp
@@ -110,6 +130,8 @@ def main(argv=None):
     basis = token_basis(rnd.x_train, args.basis_pcs) if args.basis_pcs else None
     val = markov_sequences(50 if args.smoke else 1000, 71, tuple(hand.meta["noise"]))
     spec = rnd.spec(width=args.width, temperature=args.temperature)
+    if args.write_cli:
+        return write_cli_inputs(Path(args.write_cli), rnd, val, basis, spec)
     t0 = time.time()
     res = fit_attention(rnd, spec, steps=args.steps, lr=args.lr, val=val, eval_every=10, progress=True, basis=basis)
     secs = time.time() - t0

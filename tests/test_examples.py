@@ -31,3 +31,36 @@ def test_example_runs(script, tmp_path):
     proc = subprocess.run([sys.executable, str(script), "--smoke"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+
+
+def test_learn_markov_write_cli_feeds_fit_attention(tmp_path, monkeypatch):
+    """``learn_attention_markov.py --write-cli DIR`` writes the figure run's start (random qk heads, validation
+    sequences, basis, network settings) as inputs that ``bayes-attn fit-attention`` accepts (docs/results.md §3.1)."""
+    import json
+
+    import numpy as np
+
+    from bayes_attn.cli import main as cli
+    from bayes_attn.tasks import load_bundle
+
+    ex = Path(__file__).parent.parent / "examples"
+    monkeypatch.syspath_prepend(str(ex))
+    import learn_attention_markov as lam
+
+    out = tmp_path / "cli"
+    lam.main(["--smoke", "--style", "qk", "--rank", "2", "--basis-pcs", "2", "--temperature", "0.1",
+              "--write-cli", str(out)])
+    _, rnd = lam.random_heads_task(20, 20, [(1147, 1148), (1247, 1248)], style="qk", rank=2)
+    task = load_bundle(out / "start.npz")
+    for a, b in zip(task.layers, rnd.layers):  # the bundle holds the example's random heads, unchanged
+        np.testing.assert_array_equal(a.params["Q"], b.params["Q"])
+        np.testing.assert_array_equal(a.params["K"], b.params["K"])
+    np.testing.assert_array_equal(task.x_train, rnd.x_train)
+    np.testing.assert_array_equal(np.load(out / "basis.npy"), lam.token_basis(rnd.x_train, 2))
+    assert np.load(out / "start.npz")["x_val"].shape[0] == 50
+    assert cli(["fit-attention", str(out / "fit.toml"), "--basis", str(out / "basis.npy"), "--steps", "1",
+                "--out", str(tmp_path / "l.npz"), "--no-progress"]) == 0
+    s = json.loads((tmp_path / "l.json").read_text())
+    assert s["settings"]["widths"] == [10, 10, 10] and s["settings"]["temperature"] == 0.1
+    assert s["settings"]["rank"] == [2, 2] and s["settings"]["validation"] == 50
+    assert len(s["log_evidence"]) == 2 and 0.0 <= s["test_accuracy_initial"] <= 1.0
