@@ -33,6 +33,7 @@ def test_example_runs(script, tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
 
 
+@pytest.mark.slow  # 22 s (a fit-attention compile); its example is in the slow set too
 def test_learn_markov_write_cli_feeds_fit_attention(tmp_path, monkeypatch):
     """``learn_attention_markov.py --write-cli DIR`` writes the figure run's start (random qk heads, validation
     sequences, basis, network settings) as inputs that ``bayes-attn fit-attention`` accepts (docs/results.md §3.1)."""
