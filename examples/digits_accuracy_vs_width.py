@@ -158,7 +158,8 @@ def main(argv=None):
                       "draws": int(f.shape[1]), "thinning": int(dt.attrs.get("thinning", 1)),
                       "gates": _gates(summarize(dt))}
         sampled[N]["U"] = _u_agreement(dt, U_star[i, sel[i]], U_gd)
-        U_maps[N] = (U_star[i, sel[i]], dt["posterior"].ds["U"].values)
+        draws = dt["posterior"].ds["U"].values
+        U_maps[N] = (U_star[i, sel[i]], draws.mean(axis=(0, 1)), draws.std(axis=(0, 1)))
         print(f"sampled N={N}: {sampled[N]}")
     if sampled:
         save(sampled)
@@ -197,9 +198,8 @@ def _plot_u(U_maps, U_gd, temps):
     fig, axes = plt.subplots(len(rows), 5, figsize=(13, 2.7 * len(rows)), squeeze=False)
     im = None
     for r, N in enumerate(rows):
-        Ut, draws = U_maps[N]
+        Ut, mean, sd = U_maps[N]
         scale = np.max(np.abs(Ut))
-        mean, sd = draws.mean(axis=(0, 1)), draws.std(axis=(0, 1))
         panels = [(Ut, f"theory U* (N={N}, T={temps[N]})"), (mean, f"sampled E[U] (N={N})"),
                   (mean - Ut, "sampled - theory"), (sd, "posterior s.d.")]
         for c, (M, title) in enumerate(panels):

@@ -26,6 +26,7 @@ import numpy as np  # noqa: E402
 
 FIG_DIR = Path(os.environ.get("FIG_DIR", "docs/figures"))
 D_CONTENT = 200  # content entries of a Markov token; the 31 after them are the positional one-hot code
+HEAD_SEEDS = [(1147, 1148), (1247, 1248)]  # one seed per random head, (layer 1), (layer 2)
 
 
 def random_heads_task(P, n_test, seeds, beta=10.0, style="w", rank=2, scale=0.15):
@@ -71,10 +72,11 @@ def write_cli_inputs(out: Path, task, val, basis, spec) -> None:
     np.savez(out / "start.npz", **task.to_npz_dict(), x_val=np.asarray(val[0]), y_val=np.asarray(val[1]))
     if basis is not None:
         np.save(out / "basis.npy", basis)
-    (out / "fit.toml").write_text(
-        '[data]\nfile = "start.npz"\n\n[network]\n'
-        f"width = {spec.width}\ntemperature = {spec.temperature}\nreadout = \"{spec.readout}\"\n"
-        f"variances = [{', '.join(repr(float(v)) for v in spec.variances)}]\n")
+    from bayes_attn.sweep import to_toml
+
+    network = {"width": spec.width, "temperature": spec.temperature, "readout": spec.readout,
+               "variances": [float(v) for v in spec.variances]}
+    (out / "fit.toml").write_text(to_toml({"data": {"file": "start.npz"}, "network": network}))
     print(f"wrote {out}/start.npz, fit.toml" + (", basis.npy" if basis is not None else ""))
 
 
@@ -125,7 +127,7 @@ def main(argv=None):
     P, n_test = (20, 20) if args.smoke else (args.P, 1000)
     if args.smoke:
         args.steps, args.widths, args.width = 1, [10], 10
-    hand, rnd = random_heads_task(P, n_test, [(1147, 1148), (1247, 1248)], style=args.style, rank=args.rank,
+    hand, rnd = random_heads_task(P, n_test, HEAD_SEEDS, style=args.style, rank=args.rank,
                                   scale=args.scale)
     basis = token_basis(rnd.x_train, args.basis_pcs) if args.basis_pcs else None
     val = markov_sequences(50 if args.smoke else 1000, 71, tuple(hand.meta["noise"]))

@@ -48,12 +48,12 @@ def run_config(name, cfg, width, n_test, smoke):
 
     from bayes_attn.tasks import markov_sequences
     from bayes_attn.theory import fit_attention, theory_accuracy
-    from learn_attention_markov import accuracy_vs_width, random_heads_task, token_basis
+    from learn_attention_markov import HEAD_SEEDS, accuracy_vs_width, random_heads_task, token_basis
 
     style, P, T, prior, k, lr, steps, rank = cfg
     if smoke:
         P, steps, width = 20, 2, 10
-    hand, rnd = random_heads_task(P, n_test, [(1147, 1148), (1247, 1248)], style=style, rank=rank)
+    hand, rnd = random_heads_task(P, n_test, HEAD_SEEDS, style=style, rank=rank)
     val = markov_sequences(n_test, 71, tuple(hand.meta["noise"]))
     spec = rnd.spec(width=width, temperature=T)
     (acc_hand,), (ev_hand,) = accuracy_vs_width(hand, [width], T)
