@@ -43,6 +43,6 @@ def render() -> str:
     if with_u:  # sampled E[U_1] against the theory's U* (raw units) and the GD network's U (each / its max |entry|)
         u_rows = [[n, f"{u['corr_theory']:.6f}", f"{u['rel_frobenius_theory']:.4f}", f"{u['max_abs_z_theory']:.1f}",
                    f"{u['corr_gd']:.3f}", f"{u['corr_theory_gd']:.3f}"] for n, u in ((n, s["U"]) for n, s in with_u)]
-        out += "\n" + table(["N", "corr(E[U], U*)", "‖E[U] − U*‖ / ‖U*‖", "largest entry of abs(E[U] − U*) / MCSE (136 entries)",
+        out += "\n" + table(["N", "corr(E[U], U*)", "‖E[U] − U*‖ / ‖U*‖", "largest abs(E[U] − U*) / MCSE over the upper triangle",
                               "corr(E[U], U_GD)", "corr(U*, U_GD)"], u_rows)
     return out
