@@ -44,8 +44,8 @@ def run_cell(d, M: int, lam_fields, lams, seed: int):
     out = []
     for lf in lam_fields:
         t0 = time.time()
-        p, _, best, scan = pt.fit_fa_scan(jax.random.PRNGKey(seed), tr, data["val"], model.L, model.C, lams=lams,
-                                          fields=(True,), stop_when_worse=True, lam_fields=lf)
+        p, _, best, scan = pt.fit_scan(jax.random.PRNGKey(seed), tr, data["val"], model.C,
+                                       pt.FitSettings(lams=lams, fields=(True,), stop_when_worse=True, lam_fields=lf))
         m = pt.fa_metrics(p, model, data)
         out.append({"lam_fields": lf, "lam": best["lam"], "val_nll": best["val_nll"], "test_nll": m["test_nll"],
                     "corr_K": m["corr_K"], "corr_h": m.get("corr_h"), "eps_J": m["eps_J"],

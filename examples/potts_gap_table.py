@@ -114,7 +114,7 @@ def main(argv=None):
 
     key = jax.random.PRNGKey(0)
     if ("FA-free, 1 head", None) not in done:
-        p, cfg, best, scan = pt.fit_fa_scan(key, tr, data["val"], L, C, lams=pt.LAM_GRID, stop_when_worse=True)
+        p, cfg, best, scan = pt.fit_scan(key, tr, data["val"], C, pt.FitSettings(lams=pt.LAM_GRID, stop_when_worse=True))
         save({"model": "FA-free, 1 head", "params": pt.param_count(p), "lam": best["lam"], "fit": best["fit"],
               "scan": [{"lam": e["lam"], "val_nll": e["val_nll"]} for e in scan], **pt.fa_metrics(p, model, data)})
     if ("plmDCA", None) not in done:
@@ -126,7 +126,7 @@ def main(argv=None):
         name = f"FA-softmax, {H} head{'s' if H > 1 else ''}"
         if (name, None) in done:
             continue
-        p, cfg, best, _ = pt.fit_fa_scan(key, tr, data["val"], L, C, kind="softmax", heads=[H], lams=[1e-4])
+        p, cfg, best, _ = pt.fit_scan(key, tr, data["val"], C, pt.FitSettings("softmax", heads=(H,), lams=(1e-4,)))
         save({"model": name, "params": pt.param_count(p), "lam": 1e-4, "fit": best["fit"],
               **pt.fa_metrics(p, model, data)})
     b = res["transformer_budget"]

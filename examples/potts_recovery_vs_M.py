@@ -109,10 +109,10 @@ def fit_stage(setup, cache: Path, out: Path, smoke=False):
                 "D_train": pt.hamming_distance(tr, model.C)}
         if ("FA", M, ens, D, seed) not in done:
             t1 = time.time()
-            p, cfg, best, scan = pt.fit_fa_scan(
-                jax.random.PRNGKey(seed), tr, data["val"], model.L, model.C, lams=setup["lams"],
-                fields=(model.h is not None,), stop_when_worse=True, init=warm.get((ens, D, seed)),
-                lam_fields=setup["lam_fields"])
+            p, cfg, best, scan = pt.fit_scan(
+                jax.random.PRNGKey(seed), tr, data["val"], model.C,
+                pt.FitSettings(lams=setup["lams"], fields=(model.h is not None,), stop_when_worse=True,
+                               lam_fields=setup["lam_fields"]), init=warm.get((ens, D, seed)))
             warm[(ens, D, seed)] = p
             row = {"model": "FA", **base, "fields": cfg.bias, "lam": best["lam"],
                    "lam_fields": setup["lam_fields"] if cfg.bias else None, "fit": best["fit"],

@@ -14,6 +14,11 @@ File contract:
   validation PL; the default lambda grid ``LAM_GRID`` is walked from the largest value down and
   stopped once the validation PL rises; fields carry the L2 weight ``--lam-fields``), the fit report (stopping reason, gradient norm) and, when the truth is in
   DATA.npz, the test metrics of ``fa_metrics`` in the zero-sum gauge (stated in the file).
+* ``potts fit ALIGNMENT --focus ID ...`` reads an alignment instead (docs/potts_proteins.md): the same
+  arrays plus ``alphabet`` (colour i = character i), ``focus_id``, ``focus_sequence``, ``residues``
+  (focus residue number of each column), the sequence ``weights`` and ``M_eff``.
+* ``potts contacts FIT.npz --out SCORES.csv [--structure S.pdb --chain A] [--plot FIG.png]`` ranks every
+  pair by the APC-corrected Frobenius norm and, with a structure, reports precision (SCORES.json).
 * ``potts replica --out CURVES.npz [--plot FIG.png]`` writes theory curves and simulations.
 
 ``[potts]`` table of CONFIG.toml (all optional; ``bayes_attn.potts.SampleConfig``)::
@@ -47,8 +52,17 @@ def register(sub) -> None:
     s.add_argument("config", help="TOML file with a [potts] table")
     s.add_argument("--out", required=True, help="output DATA.npz")
     s.set_defaults(func=run_sample)
-    f = ps.add_parser("fit", help="fit factored attention / plmDCA / a transformer to sequences")
-    f.add_argument("data", help="DATA.npz with `sequences`")
+    f = ps.add_parser("fit", help="fit factored attention / plmDCA / a transformer to sequences or an alignment")
+    f.add_argument("data", help="DATA.npz with `sequences`, or an alignment (FASTA, A2M/A3M, Stockholm; .gz too)")
+    f.add_argument("--focus", help="alignment: ID of the focus sequence (keep the columns where it has a residue)")
+    f.add_argument("--alphabet", default="protein", help="alignment: protein (20 + gap) or rna (ACGU + gap)")
+    f.add_argument("--format", dest="fmt", help="alignment: fasta, a2m, a3m or stockholm (default: from the name)")
+    f.add_argument("--max-gap-column", type=float, help="alignment: drop columns with a larger gap fraction")
+    f.add_argument("--max-gap-sequence", type=float, help="alignment: drop sequences with a larger gap fraction")
+    f.add_argument("--theta", type=float, help="sequence reweighting at this identity (default 0.8 for "
+                   "alignments, none for DATA.npz)")
+    f.add_argument("--dtype", choices=("float32", "float64"), help="precision (default float32 for alignments, "
+                   "float64 for DATA.npz)")
     f.add_argument("--model", default="factored", choices=MODELS)
     f.add_argument("--out", required=True, help="output FIT.npz (report in FIT.json)")
     f.add_argument("--lam", type=float, nargs="+", action="extend",
@@ -70,6 +84,14 @@ def register(sub) -> None:
     f.add_argument("--max-iter", type=int, default=3000, help="L-BFGS iterations")
     f.add_argument("--seed", type=int, default=0)
     f.set_defaults(func=run_fit, fields=None)
+    c = ps.add_parser("contacts", help="contact scores of a fit (APC-corrected Frobenius norms), precision "
+                      "against a structure")
+    c.add_argument("fit", help="FIT.npz of `potts fit`")
+    c.add_argument("--out", required=True, help="scores CSV (every pair ranked; report in the .json beside it)")
+    c.add_argument("--structure", help="PDB or mmCIF file of the focus protein")
+    c.add_argument("--chain", help="chain of the structure (default: the first)")
+    c.add_argument("--plot", help="contact-map figure (PNG), predicted vs true")
+    c.set_defaults(func=run_contacts)
     r = ps.add_parser("replica", help="ridge/replica theory curves and simulations (potts.md §9.2)")
     r.add_argument("--out", required=True, help="output CURVES.npz")
     r.add_argument("--plot", help="PNG figure")
@@ -188,18 +210,49 @@ def _check_options(args):
     return lams, heads, fields
 
 
+def _is_npz(path) -> bool:
+    p = Path(path)
+    if p.suffix.lower() == ".npz":
+        return True
+    try:
+        with open(p, "rb") as fh:
+            return fh.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False
+
+
+def _show(e):
+    head = "" if e.get("model") == "plmdca" else f"heads={e['heads']} fields={'on' if e['fields'] else 'off'} "
+    print(f"{head}lam={e['lam']:g}: val PL {e['val_nll']:.5f}  {e['fit']['reason']} in {e['fit']['iterations']} it., "
+          f"grad {e['fit']['grad_norm']:.1e}", flush=True)
+
+
 def run_fit(args) -> int:
+    if not _is_npz(args.data):
+        from ._potts_protein import run_fit_alignment
+
+        return run_fit_alignment(args)
     import jax
 
     from .. import potts as pt
 
     lams, heads, fields = _check_options(args)
+    for name in ("focus", "max_gap_column", "max_gap_sequence", "fmt"):
+        require(getattr(args, name) is None, name.replace("_", "-").replace("fmt", "format"),
+                "applies to alignments, not to DATA.npz")
     d = _load_data(args.data)
     s, val, test, C = _splits(d, args.C)
     L = s.shape[1]
     model = _truth(d)
     key = jax.random.PRNGKey(args.seed)
     report, out = {"model": args.model, "L": L, "C": C, "M": len(s), "n_val": len(val)}, {}
+    w = wv = None
+    if args.theta is not None:
+        require(args.model != "transformer", "theta", "the transformer takes no sequence weights")
+        pt.check_theta(args.theta, "theta")
+        w, wv = pt.sequence_weights(s, args.theta), pt.sequence_weights(val, args.theta)
+        report.update(theta=args.theta, M_eff=float(w.sum()))
+        print(f"reweighting at identity {args.theta:g}: M_eff = {w.sum():.1f} of {len(s)}", flush=True)
     data = {"val": val, "test": test}
     if args.model == "transformer":
         cfg = pt.TransformerConfig(L, C, d_model=args.d_model, layers=args.layers, steps=args.steps, heads=heads[0])
@@ -207,31 +260,20 @@ def run_fit(args) -> int:
         report["history"] = hist
         report.update(pt.fa_metrics(params, model, data,
                                     nll=lambda x: pt.transformer_pl_loss(params, x, cfg.heads)))
-    elif args.model == "plmdca":
-        fits = []
-        for lam in lams:
-            p, info = pt.fit_plmdca(s, C, lam, max_iter=args.max_iter)
-            v = float(pt.pseudo_nll(pt.plm_logits(p, val), val))
-            fits.append((v, lam, p, info))
-            print(f"lam={lam:g}: val PL {v:.5f}  {info.reason} in {info.iterations} it., grad {info.grad_norm:.1e}")
-        v, lam, params, info = min(fits, key=lambda t: t[0])
-        report.update(chosen={"lam": lam, "fields": True}, fit=info._asdict(),
-                      scan=[{"lam": t[1], "val_nll": t[0], "fit": t[3]._asdict()} for t in fits])
-        out["couplings"], out["fields"] = pt.couplings_and_fields(params)
-        report.update(pt.fa_metrics(params, model, data))
     else:
-        def show(e):
-            print(f"heads={e['heads']} fields={'on' if e['fields'] else 'off'} lam={e['lam']:g}: val PL "
-                  f"{e['val_nll']:.5f}  {e['fit']['reason']} in {e['fit']['iterations']} it., "
-                  f"grad {e['fit']['grad_norm']:.1e}", flush=True)
-
-        params, cfg, best, scan = pt.fit_fa_scan(key, s, val, L, C, kind="free" if args.model == "factored"
-                                                 else "softmax", heads=heads, lams=lams, fields=fields,
-                                                 max_iter=args.max_iter, progress=show,
-                                                 stop_when_worse=args.lam is None,
-                                                 lam_fields=pt.LAM_FIELDS if args.lam_fields is None else args.lam_fields)
+        plm = args.model == "plmdca"
+        settings = pt.FitSettings(args.model, heads=tuple(heads), lams=tuple(lams), fields=fields,
+                                  lam_fields=(None if plm else pt.LAM_FIELDS if args.lam_fields is None
+                                              else args.lam_fields),
+                                  max_iter=args.max_iter, tol=1e-5 if plm else 1e-6,
+                                  stop_when_worse=not plm and args.lam is None, dtype=args.dtype or "float64")
+        res = pt.fit_scan(key, s, val, C, settings, weights=w, val_weights=wv,
+                          progress=lambda e: _show({**e, "model": args.model}))
+        params, best, scan = res.params, res.best, res.entries
         report.update(chosen={k: best[k] for k in ("heads", "fields", "lam")}, fit=best["fit"], scan=scan,
                       choice="smallest validation PL over the scan")
+        if plm:
+            report["chosen"] = {"lam": best["lam"], "fields": True}
         if len(fields) == 2:
             report["fields_comparison"] = {
                 ("with" if f else "without"): min(e["val_nll"] for e in scan if e["fields"] == f) for f in fields}
@@ -239,14 +281,21 @@ def run_fit(args) -> int:
         out["couplings"] = K
         if b is not None:
             out["fields"] = b
-        out["A"] = np.asarray(pt.fa_attention(params))
-        out["V"] = np.asarray(params["V"])
+        if not plm:
+            out["A"] = np.asarray(pt.fa_attention(params))
+            out["V"] = np.asarray(params["V"])
         report.update(pt.fa_metrics(params, model, data))
     pt.atomic_savez(args.out, field="--out", **out)
     pt.atomic_write_json(Path(args.out).with_suffix(".json"), report, field="--out")
     print(json.dumps({k: v for k, v in report.items() if k not in ("history", "scan", "fit", "gauge")},
                      default=float))
     return 0
+
+
+def run_contacts(args) -> int:
+    from ._potts_protein import run_contacts as run
+
+    return run(args)
 
 
 # ---------------------------------------------------------------------------- replica

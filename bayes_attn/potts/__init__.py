@@ -2,7 +2,9 @@
 
 Data (``_model``, ``_mc``, ``_equilibrate``), models (``_attention``, ``_plmdca``,
 ``_transformer``, ``_bayes``), reconstruction and metrics (``_gauge``) and theory
-(``_replica``) are kept apart; everything public is re-exported here.
+(``_replica``) are kept apart; protein families have their own modules: alignments in
+(``_alignment``), reweighting (``_weights``), the blocked weighted PL (``_pl``), fit settings and the scan
+(``_fit``), contacts and structures (``_contacts``, ``_structure``).  Everything public is re-exported here.
 """
 
 from ._model import *  # noqa: F401,F403
@@ -34,4 +36,17 @@ from ._files import __all__ as _a13
 from ._metrics import *  # noqa: F401,F403
 from ._metrics import __all__ as _a14
 
-__all__ = sorted({*_a1, *_a2, *_a3, *_a4, *_a5, *_a6, *_a7, *_a8, *_a9, *_a10, *_a11, *_a12, *_a13, *_a14})
+from ._alignment import *  # noqa: F401,F403
+from ._alignment import __all__ as _b0
+from ._weights import *  # noqa: F401,F403
+from ._weights import __all__ as _b1
+from ._contacts import *  # noqa: F401,F403
+from ._contacts import __all__ as _b2
+from ._structure import *  # noqa: F401,F403
+from ._structure import __all__ as _b3
+from ._pl import *  # noqa: F401,F403
+from ._pl import __all__ as _b4
+from ._fit import *  # noqa: F401,F403
+from ._fit import __all__ as _b5
+
+__all__ = sorted({*_a1, *_a2, *_a3, *_a4, *_a5, *_a6, *_a7, *_a8, *_a9, *_a10, *_a11, *_a12, *_a13, *_a14, *_b0, *_b1, *_b2, *_b3, *_b4, *_b5})

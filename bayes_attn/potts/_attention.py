@@ -28,6 +28,7 @@ import optax
 
 from .._errors import nonnegative_int, one_of, positive, require
 from ._model import pseudo_nll
+from ._pl import blocked_pl, coupling_logits, coupling_matrix, to_blocks, use_coupling_route
 
 KINDS = ("free", "softmax")
 
@@ -74,7 +75,7 @@ def fa_attention(params: dict) -> jax.Array:
     """Attention matrices (H, L, L) with zero diagonal (§3.2)."""
     if "A" in params:
         A = params["A"]
-        return A * (1.0 - jnp.eye(A.shape[-1]))
+        return A * (1.0 - jnp.eye(A.shape[-1], dtype=A.dtype))
     q = jnp.einsum("hkd,ld->hlk", params["WQ"], params["P"])
     k = jnp.einsum("hkd,ld->hlk", params["WK"], params["P"])
     scores = jnp.einsum("hik,hjk->hij", q, k) / jnp.sqrt(q.shape[-1])
@@ -130,6 +131,17 @@ class FitInfo(NamedTuple):
     rel_decrease: float = float("nan")   # relative decrease of the objective at the last iteration
 
 
+#: where the jitted L-BFGS loop reports (iteration, objective, gradient norm) every
+#: :data:`PROGRESS_EVERY` iterations; set by :func:`lbfgs` for the duration of one call
+_progress_sink = [None]
+PROGRESS_EVERY = 10
+
+
+def _emit(it, value, gn):
+    if _progress_sink[0] is not None:
+        _progress_sink[0](int(it), float(value), float(gn))
+
+
 @functools.lru_cache(maxsize=64)
 def _lbfgs_runner(objective, patience, memory):
     """The jitted L-BFGS loop, built once per objective: a fit at another lambda, tolerance, iteration
@@ -149,6 +161,8 @@ def _lbfgs_runner(objective, patience, memory):
             rel = (f_prev - value) / jnp.maximum(jnp.abs(value), 1.0)
             n_small = jnp.where(rel <= rtol, n_small + 1, 0)
             moved = optax.tree.norm(upd) > 0
+            jax.lax.cond(it % PROGRESS_EVERY == 0, lambda: jax.debug.callback(_emit, it, value, optax.tree.norm(grad)),
+                         lambda: None)
             return optax.apply_updates(p, upd), st, optax.tree.norm(grad), it + 1, value, n_small, rel, moved
 
         def cond(carry):
@@ -165,21 +179,28 @@ def _lbfgs_runner(objective, patience, memory):
 
 
 def lbfgs(objective, params, *args, max_iter: int = 2000, tol: float = 1e-6, rtol: float = 1e-9,
-          patience: int = 3, memory: int = 20):
+          patience: int = 3, memory: int = 20, progress=None):
     """Minimise ``objective(params, *args)`` with optax L-BFGS (zoom line search).
 
-    Stopping rule (issue 16 item 3): the gradient norm <= ``tol`` (reason ``"gradient"``), or the
+    Stopping rule: the gradient norm <= ``tol`` (reason ``"gradient"``), or the
     relative decrease ``(f_{k-1} - f_k) / max(|f_k|, 1) <= rtol`` on ``patience`` consecutive
     iterations (``"objective"``); both are convergence.  A step that changes no parameter
     (``"stalled"``, a failed line search) and ``max_iter`` are not.  The reason, the final
     gradient norm and the last relative decrease are reported in :class:`FitInfo`.  Data travel as
-    arguments (not constants) so XLA does not constant-fold them."""
+    arguments (not constants) so XLA does not constant-fold them.  ``progress(iteration, objective,
+    gradient norm)`` is called every :data:`PROGRESS_EVERY` iterations from inside the compiled loop."""
     nonnegative_int(max_iter, "max_iter")
     require(tol >= 0 and rtol >= 0, "tol", f"tolerances must be >= 0, got tol={tol}, rtol={rtol}")
     positive(patience, "patience", integer=True)
     run = _lbfgs_runner(objective, int(patience), int(memory))
-    p, value, gn, it, n_small, rel, moved, gn_last = run(params, jnp.asarray(max_iter), jnp.asarray(tol, float),
-                                                          jnp.asarray(rtol, float), *args)
+    _progress_sink[0] = progress
+    try:
+        p, value, gn, it, n_small, rel, moved, gn_last = run(params, jnp.asarray(max_iter), jnp.asarray(tol, float),
+                                                              jnp.asarray(rtol, float), *args)
+        jax.block_until_ready(p)
+        jax.effects_barrier()
+    finally:
+        _progress_sink[0] = None
     gn = float(gn)
     if gn <= tol or float(gn_last) <= tol:
         reason = "gradient"
@@ -205,27 +226,53 @@ def field_penalty(params: dict) -> jax.Array:
     return jnp.sum(params["b"] ** 2) if "b" in params else jnp.zeros(())
 
 
-def _fa_objective(p, s, lam, lam_b):
-    return pl_loss(p, s) + lam * fa_penalty(p) + lam_b * field_penalty(p)
+def _penalties(p, lam, lam_b, lam_J, K=None):
+    pen = lam * fa_penalty(p) + lam_b * field_penalty(p)
+    K = fa_couplings(p) if K is None else K
+    return pen + lam_J * jnp.sum((K * (1.0 - jnp.eye(K.shape[0], dtype=K.dtype))[:, :, None, None]) ** 2)
+
+
+def _fa_objective(p, sb, wb, lam, lam_b, lam_J):
+    """Head-by-head route: weighted blocked PL + penalties."""
+    return blocked_pl(lambda s: fa_logits(p, s), sb, wb) + _penalties(p, lam, lam_b, lam_J)
+
+
+def _fa_objective_couplings(p, sb, wb, lam, lam_b, lam_J):
+    """Coupling route (docs/potts_proteins.md §4): K = sum_h A^h (x) V^h formed once per evaluation, the
+    logits of every block one dense product; the same value as :func:`_fa_objective`."""
+    K = fa_couplings(p)
+    Km = coupling_matrix(K)
+    return blocked_pl(lambda s: coupling_logits(Km, s, p.get("b")), sb, wb) + _penalties(p, lam, lam_b, lam_J, K)
 
 
 def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000, tol: float = 1e-6,
-              rtol: float = 1e-9, params=None, lam_fields: float = LAM_FIELDS):
-    """Full-batch L-BFGS on l_PL + lam * ||weights||^2 + lam_fields * ||b||^2 (= MLM in expectation, §4);
-    returns (params, FitInfo).
+              rtol: float = 1e-9, params=None, lam_fields: float = LAM_FIELDS, lam_J: float = 0.0, weights=None,
+              dtype=None, progress=None, route: str | None = None):
+    """Full-batch L-BFGS on l_PL + lam * ||weights||^2 + lam_fields * ||b||^2 + lam_J * ||K||^2 (= MLM in
+    expectation, §4); returns (params, FitInfo).
 
     ``params``: a warm start (e.g. the fit at a neighbouring lambda); keys missing from it (a bias
     added to a fit without one) are taken from the default initialisation.  ``lam_fields`` only acts
-    on a model with fields (``cfg.bias``)."""
-    s = jnp.asarray(s)
+    on a model with fields (``cfg.bias``).  ``lam_J``: L2 weight on the effective couplings K (the
+    plmDCA penalty, docs/potts_proteins.md §4).  ``weights`` (M,): sequence weights of the PL
+    (:func:`sequence_weights`; default all 1).  ``dtype``: float precision of the fit (default float64;
+    protein fits use float32).  ``route``: ``"heads"`` or ``"couplings"`` (default: by cost,
+    :func:`use_coupling_route`)."""
+    s = np.asarray(s)
     require(s.ndim == 2 and s.shape[1] == cfg.L, "sequences", f"must have L={cfg.L} columns, got shape {s.shape}")
-    require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
-    require(bool(np.isfinite(lam_fields)) and lam_fields >= 0, "lam_fields", f"must be >= 0, got {lam_fields}")
+    for name, v in (("lam", lam), ("lam_fields", lam_fields), ("lam_J", lam_J)):
+        require(bool(np.isfinite(v)) and v >= 0, name, f"must be >= 0, got {v}")
+    dt = jnp.dtype(dtype or jnp.float64)
     p0 = fa_init(key, cfg)
     if params is not None:
         p0 = {k: jnp.asarray(params[k]) if k in params else v for k, v in p0.items()}
-    return lbfgs(_fa_objective, p0, s, jnp.asarray(lam, float), jnp.asarray(lam_fields, float), max_iter=max_iter,
-                 tol=tol, rtol=rtol)
+    p0 = jax.tree.map(lambda x: jnp.asarray(x, dt), p0)
+    route = route or ("couplings" if use_coupling_route(cfg.heads, cfg.C) else "heads")
+    one_of(route, ("heads", "couplings"), "route")
+    sb, wb = to_blocks(s, weights, C=cfg.C, dtype=dt)
+    obj = _fa_objective_couplings if route == "couplings" else _fa_objective
+    return lbfgs(obj, p0, sb, wb, jnp.asarray(lam, dt), jnp.asarray(lam_fields, dt), jnp.asarray(lam_J, dt),
+                 max_iter=max_iter, tol=tol, rtol=rtol, progress=progress)
 
 
 def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000, batch: int = 256,

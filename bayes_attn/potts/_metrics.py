@@ -1,5 +1,5 @@
-"""One report for every fitted model (issue 16 item 2): test NLL gap, couplings and fields in the
-zero-sum gauge, factor recovery; and the validation scan that chooses hyper-parameters.
+"""One report for every fitted model: test NLL gap, couplings and fields in the
+zero-sum gauge, factor recovery; and the default lambda grid of the validation scan (:func:`fit_scan`).
 
 ``fa_metrics(params, model, data)`` serves ``bayes-attn potts fit`` and every example.  The gauge
 is stated in the result (``"gauge": "zero-sum"``): couplings are symmetrised and zero-summed
@@ -12,8 +12,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from .._errors import positive, require
-from ._attention import LAM_FIELDS, FAConfig, fa_attention, fa_couplings, fa_logits, fit_lbfgs
+from .._errors import require
+from ._attention import fa_attention, fa_couplings, fa_logits
 from ._gauge import (abs_corr, factor_recovery, gauge_fields, gauge_fix, kronecker_rank1, offdiag, rel_error,
                      true_couplings, zero_sum)
 from ._model import Potts, nll_star, pseudo_nll
@@ -84,46 +84,8 @@ def fa_metrics(params: dict, model: Potts | None, data: dict, *, nll=None) -> di
     return out
 
 
-def fit_fa_scan(key, s, val, L: int, C: int, *, kind: str = "free", heads=(1,), lams=(1e-4,), fields=(False,),
-                max_iter: int = 3000, tol: float = 1e-6, rtol: float = 1e-9, stop_when_worse: bool = False,
-                init=None, progress=None, lam_fields: float = LAM_FIELDS):
-    """Fit factored attention for every (heads, fields, lambda) and keep the best validation PL.
-
-    Lambdas are visited from the largest down, each fit warm-started from the previous one of the
-    same (heads, fields) (``init``: a warm start for the first).  ``stop_when_worse``: stop a lambda
-    path once the validation PL rises.  Returns (best params, best FAConfig, best entry, scan list
-    of {heads, fields, lam, val_nll, fit}, plus ``lam_fields`` for fits with fields).  Choice: the
-    smallest validation PL (ties: first).  ``lam_fields``: the fixed L2 weight on the fields
-    (:data:`LAM_FIELDS`), the same for every entry."""
-    for lam in lams:
-        require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
-    for h in heads:
-        positive(h, "heads", integer=True)
-    scan, best = [], None
-    for h in heads:
-        for f in fields:
-            cfg = FAConfig(L, C, kind=kind, heads=int(h), bias=bool(f))
-            prev, prev_val = (init if (init is not None and h == 1) else None), np.inf
-            for lam in sorted(lams, reverse=True):
-                p, info = fit_lbfgs(key, s, cfg, float(lam), max_iter=max_iter, tol=tol, rtol=rtol, params=prev,
-                                    lam_fields=lam_fields)
-                v = float(pseudo_nll(fa_logits(p, val), val))
-                entry = {"heads": int(h), "fields": bool(f), "lam": float(lam), "val_nll": v, "fit": info._asdict()}
-                if f:
-                    entry["lam_fields"] = float(lam_fields)
-                scan.append(entry)
-                if progress:
-                    progress(entry)
-                if best is None or v < best[2]["val_nll"]:
-                    best = (p, cfg, entry)
-                if stop_when_worse and v > prev_val:
-                    break
-                prev, prev_val = p, v
-    return best[0], best[1], best[2], scan
-
-
 def param_count(params: dict) -> int:
     return int(sum(np.size(x) for x in jax.tree.leaves(params)))
 
 
-__all__ = ["GAUGE", "LAM_GRID", "logits_fn", "couplings_and_fields", "fa_metrics", "fit_fa_scan", "param_count"]
+__all__ = ["GAUGE", "LAM_GRID", "logits_fn", "couplings_and_fields", "fa_metrics", "param_count"]

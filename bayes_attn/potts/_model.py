@@ -112,10 +112,15 @@ def conditional_logits(model: Potts, s):
     return model.beta * local_fields(s, model.J, model.U, model.h)
 
 
-def pseudo_nll(logits, s):
-    """Mean over sequences and sites of -log softmax(logits)[s_i] (the PL loss, §4)."""
+def pseudo_nll(logits, s, weights=None):
+    """Mean over sequences and sites of -log softmax(logits)[s_i] (the PL loss, §4); with sequence
+    ``weights`` (M,) the weighted mean sum_m w_m sum_i (...) / (L sum_m w_m) (docs/potts_proteins.md §2)."""
     logp = jax.nn.log_softmax(logits, axis=-1)
-    return -jnp.mean(jnp.take_along_axis(logp, jnp.asarray(s)[..., None], axis=-1))
+    ll = jnp.take_along_axis(logp, jnp.asarray(s)[..., None], axis=-1)[..., 0]
+    if weights is None:
+        return -jnp.mean(ll)
+    w = jnp.asarray(weights, ll.dtype)
+    return -jnp.sum(w[:, None] * ll) / (jnp.sum(w) * ll.shape[-1])
 
 
 def nll_star(model: Potts, s) -> float:

@@ -4,7 +4,8 @@ to colour b at j; W[i, i] masked), L2 penalties, L-BFGS to convergence.
 
 Normalisation (project choice, potts.md §4.1/§7.1): the objective is the PL loss averaged over
 all M*L terms plus ``lam_J ||W||^2 + lam_h ||h||^2``; PlmDCA.jl's per-site units are L * lam.
-Logits are one matrix product of the one-hot data with W (see :func:`plm_logits`).
+Logits are one matrix product of the one-hot data with W (see :func:`plm_logits`); the PL is
+weighted and blocked over sequences (docs/potts_proteins.md §2).
 """
 
 from __future__ import annotations
@@ -15,21 +16,16 @@ import numpy as np
 
 from .._errors import require
 from ._attention import FitInfo, lbfgs
-from ._model import pseudo_nll
+from ._pl import blocked_pl, coupling_logits, coupling_matrix, to_blocks
 
 
 def plm_logits(params: dict, s) -> jax.Array:
     """logits_i(a) = h_i(a) + sum_{j != i} W_ij(a, s_j), (M, L, C).
 
     Computed as one matrix product of the one-hot data (M, L*C) with W arranged as
-    (L*C [j, b], L*C [i, a]): 3x faster than gathering W[i, j, :, s_j] on one CPU core and without
-    the (M, L, L, C) intermediate (1.9 GB at M = 30 000)."""
-    W, h = params["W"], params["h"]
-    L, C = W.shape[0], W.shape[-1]
-    Wm = (W * (1.0 - jnp.eye(L, dtype=W.dtype))[:, :, None, None]).transpose(1, 3, 0, 2).reshape(L * C, L * C)
-    s = jnp.asarray(s)
-    X = jax.nn.one_hot(s, C, dtype=W.dtype).reshape(s.shape[0], L * C)
-    return (X @ Wm).reshape(s.shape[0], L, C) + h
+    (L*C [j, b], L*C [i, a]) (:func:`coupling_logits`): faster than gathering W[i, j, :, s_j] on a
+    CPU and without the (M, L, L, C) intermediate."""
+    return coupling_logits(coupling_matrix(params["W"]), jnp.asarray(s), params["h"])
 
 
 def plm_couplings(params: dict) -> np.ndarray:
@@ -39,23 +35,29 @@ def plm_couplings(params: dict) -> np.ndarray:
 
 
 def fit_plmdca(s, C: int, lam_J: float = 5e-4, lam_h: float | None = None, *, max_iter: int = 1000,
-               tol: float = 1e-5, rtol: float = 1e-9):
+               tol: float = 1e-5, rtol: float = 1e-9, weights=None, dtype=None, progress=None):
     """Fit asymmetric plmDCA by full-batch L-BFGS from zero; returns (params, FitInfo).
 
     ``FitInfo.converged`` / ``FitInfo.reason`` say whether the gradient norm reached ``tol`` or the
-    objective stopped decreasing (``rtol``) (§7.1: an early-stopped run is not a baseline)."""
-    s = jnp.asarray(s)
+    objective stopped decreasing (``rtol``) (§7.1: an early-stopped run is not a baseline).
+    ``weights`` (M,): sequence weights of the PL (default all 1); ``dtype``: float precision (default
+    float64); ``progress``: see :func:`lbfgs`."""
+    s = np.asarray(s)
     M, L = s.shape
     require(lam_J >= 0, "lam_J", f"must be >= 0, got {lam_J}")
     lam_h = lam_J if lam_h is None else lam_h
-    p0 = {"W": jnp.zeros((L, L, C, C)), "h": jnp.zeros((L, C))}
-    return lbfgs(_objective, p0, s, jnp.asarray(lam_J, float), jnp.asarray(lam_h, float), max_iter=max_iter, tol=tol,
-                 rtol=rtol)
+    require(lam_h >= 0, "lam_h", f"must be >= 0, got {lam_h}")
+    dt = jnp.dtype(dtype or jnp.float64)
+    p0 = {"W": jnp.zeros((L, L, C, C), dt), "h": jnp.zeros((L, C), dt)}
+    sb, wb = to_blocks(s, weights, C=C, dtype=dt)
+    return lbfgs(_objective, p0, sb, wb, jnp.asarray(lam_J, dt), jnp.asarray(lam_h, dt), max_iter=max_iter, tol=tol,
+                 rtol=rtol, progress=progress)
 
 
-def _objective(p, s, lam_J, lam_h):
-    mask = (1.0 - jnp.eye(p["W"].shape[0]))[:, :, None, None]
-    return (pseudo_nll(plm_logits(p, s), s) + lam_J * jnp.sum((p["W"] * mask) ** 2)
+def _objective(p, sb, wb, lam_J, lam_h):
+    mask = (1.0 - jnp.eye(p["W"].shape[0], dtype=p["W"].dtype))[:, :, None, None]
+    Wm = coupling_matrix(p["W"])
+    return (blocked_pl(lambda s: coupling_logits(Wm, s, p["h"]), sb, wb) + lam_J * jnp.sum((p["W"] * mask) ** 2)
             + lam_h * jnp.sum(p["h"] ** 2))
 
 

@@ -1,0 +1,170 @@
+"""One settings record for every pseudo-likelihood fit, one result record for the validation scan, and the
+defaults for protein families (docs/potts_proteins.md §4).
+
+:class:`FitSettings` names the model (``factored``, ``softmax`` or ``plmdca``), the candidate values
+the scan visits (heads, lambdas, fields on/off), the fixed penalties, the stopping rule and the float
+precision; :func:`fit_scan` fits every candidate and returns a :class:`ScanResult`.
+:func:`protein_settings` converts the public tools' regularisation (pydca / CCMpred:
+``lambda_J = 0.2 (L - 1)``, ``lambda_h = 1`` on the weighted *sum* over sequences) to this package's
+objective, which is the weighted *mean* over the M_eff * L conditional terms:
+``lam_J = 0.2 (L - 1) / (2 L M_eff)`` (the factor 2: our asymmetric couplings penalise W_ij and W_ji,
+both estimates of one symmetric J_ij) and ``lam_h = 1 / (L M_eff)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._errors import one_of, positive, require
+from ._attention import LAM_FIELDS, FAConfig, fa_couplings, fit_lbfgs
+from ._pl import block_rows, blocked_pl, coupling_logits, coupling_matrix, to_blocks
+from ._plmdca import fit_plmdca
+
+FIT_MODELS = ("factored", "softmax", "plmdca")
+DTYPES = ("float32", "float64")
+#: default number of heads of factored attention on protein families (chosen on validation PL,
+#: docs/potts_proteins.md §4; table ``potts_protein_heads``)
+PROTEIN_HEADS = 32
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """Settings of a pseudo-likelihood fit and of its validation scan (validated).
+
+    ``lams``: candidate L2 weights (factored/softmax: on the attention and value weights; plmDCA: on
+    the couplings W).  ``heads`` and ``fields``: candidates of factored/softmax (plmDCA has no heads
+    and always has fields).  ``lam_fields``: L2 weight on the fields (plmDCA: ``None`` = the lambda
+    of the entry).  ``lam_J``: L2 weight on the effective couplings K of factored attention.
+    ``stop_when_worse``: stop a lambda path (visited from the largest down) once the validation PL
+    rises."""
+
+    model: str = "factored"
+    heads: tuple = (1,)
+    lams: tuple = (1e-4,)
+    fields: tuple = (False,)
+    lam_fields: float | None = LAM_FIELDS
+    lam_J: float = 0.0
+    max_iter: int = 3000
+    tol: float = 1e-6
+    rtol: float = 1e-9
+    stop_when_worse: bool = False
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        one_of(self.model, FIT_MODELS, "model")
+        one_of(self.dtype, DTYPES, "dtype")
+        object.__setattr__(self, "heads", tuple(int(h) if isinstance(h, (int, np.integer)) else h for h in self.heads))
+        object.__setattr__(self, "lams", tuple(float(x) for x in self.lams))
+        object.__setattr__(self, "fields", tuple(bool(f) for f in self.fields))
+        require(len(self.lams) > 0, "lam", "needs at least one value")
+        for lam in self.lams:
+            require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
+        for h in self.heads:
+            positive(h, "heads", integer=True)
+        for name in ("lam_fields", "lam_J", "tol", "rtol"):
+            v = getattr(self, name)
+            if v is not None:
+                require(bool(np.isfinite(v)) and v >= 0, name.replace("_", "-"), f"must be >= 0, got {v}")
+        positive(self.max_iter, "max-iter", integer=True)
+        if self.model == "plmdca":
+            require(self.heads == (1,), "heads", "plmDCA has no heads")
+            require(self.fields in ((True,), (False, True)), "fields", "plmDCA always fits fields")
+
+
+class ScanResult(NamedTuple):
+    """The chosen fit of a scan: ``params``, its ``config`` (``FAConfig``; ``None`` for plmDCA), its
+    ``best`` entry, and every ``entries`` of {heads, fields, lam, val_nll, fit}."""
+
+    params: dict
+    config: FAConfig | None
+    best: dict
+    entries: list
+
+
+def couplings_of(params: dict):
+    """(K (L, L, C, C), fields (L, C) or None) as device arrays, for any fitted model."""
+    if "W" in params:
+        return params["W"], params["h"]
+    return fa_couplings(params), params.get("b")
+
+
+def pl_value(params: dict, s, weights=None) -> float:
+    """The (weighted) PL loss of any fitted model on ``s``, through the coupling route in blocks."""
+    K, b = couplings_of(params)
+    L, C = K.shape[0], K.shape[-1]
+    sb, wb = to_blocks(s, weights, C=C, rows=min(block_rows(L, C, len(s)), 4096), dtype=K.dtype)
+    Km = coupling_matrix(K)
+    return float(blocked_pl(lambda x: coupling_logits(Km, x, b), sb, wb))
+
+
+def _fit_one(key, s, C, settings, heads, fields, lam, weights, init, progress):
+    dtype = jnp.dtype(settings.dtype)
+    if settings.model == "plmdca":
+        p, info = fit_plmdca(s, C, lam, settings.lam_fields, max_iter=settings.max_iter, tol=settings.tol,
+                             rtol=settings.rtol, weights=weights, dtype=dtype, progress=progress)
+        return p, None, info
+    cfg = FAConfig(s.shape[1], C, kind="free" if settings.model == "factored" else "softmax", heads=int(heads),
+                   bias=bool(fields))
+    p, info = fit_lbfgs(key, s, cfg, lam, max_iter=settings.max_iter, tol=settings.tol, rtol=settings.rtol,
+                        params=init, lam_fields=LAM_FIELDS if settings.lam_fields is None else settings.lam_fields,
+                        lam_J=settings.lam_J, weights=weights, dtype=dtype, progress=progress)
+    return p, cfg, info
+
+
+def fit_scan(key, s, val, C: int, settings: FitSettings, *, weights=None, val_weights=None, init=None,
+             progress=None, iteration=None) -> ScanResult:
+    """Fit every candidate of ``settings`` on ``s`` and keep the smallest validation PL on ``val``.
+
+    Lambdas are visited from the largest down, each fit warm-started from the previous one of the same
+    (heads, fields) (``init``: a warm start for the first of one head).  ``weights`` / ``val_weights``:
+    sequence weights of the training and validation PL.  ``progress(entry)`` after every fit;
+    ``iteration(it, objective, gradient norm)`` inside every fit.  Ties: the first."""
+    s, val = np.asarray(s), np.asarray(val)
+    heads = (1,) if settings.model == "plmdca" else settings.heads
+    fields = (True,) if settings.model == "plmdca" else settings.fields
+    entries, best = [], None
+    for h in heads:
+        for f in fields:
+            prev, prev_val = (init if (init is not None and h == 1) else None), np.inf
+            for lam in sorted(settings.lams, reverse=True):
+                p, cfg, info = _fit_one(key, s, C, settings, h, f, lam, weights,
+                                        None if settings.model == "plmdca" else prev, iteration)
+                v = pl_value(p, val, val_weights) if len(val) else float("nan")
+                entry = {"heads": int(h), "fields": bool(f), "lam": float(lam), "val_nll": v, "fit": info._asdict()}
+                if f and settings.model != "plmdca":
+                    entry["lam_fields"] = float(LAM_FIELDS if settings.lam_fields is None else settings.lam_fields)
+                entries.append(entry)
+                if progress:
+                    progress(entry)
+                if best is None or v < best[2]["val_nll"]:
+                    best = (p, cfg, entry)
+                if settings.stop_when_worse and v > prev_val:
+                    break
+                prev, prev_val = p, v
+    return ScanResult(best[0], best[1], best[2], entries)
+
+
+def protein_settings(model: str, L: int, M_eff: float, *, heads: int | None = None) -> FitSettings:
+    """Defaults for a protein family of L columns and M_eff effective sequences (module docstring):
+    plmDCA with pydca's regularisation converted to this objective; factored attention with
+    :data:`PROTEIN_HEADS` heads, fields, the same coupling and field weights on K and b, and a small L2
+    weight on the factors (it only fixes the scale between A and V).  float32, at most 500 L-BFGS
+    iterations (pydca's budget)."""
+    one_of(model, FIT_MODELS, "model")
+    positive(L, "L", integer=True)
+    positive(float(M_eff), "M_eff")
+    lam_J = 0.2 * (L - 1) / (2 * L * M_eff)
+    lam_h = 1.0 / (L * M_eff)
+    base = FitSettings(model=model, fields=(True,), max_iter=500, tol=1e-5, rtol=1e-7, dtype="float32")
+    if model == "plmdca":
+        return replace(base, lams=(lam_J,), fields=(True,), lam_fields=lam_h)
+    return replace(base, heads=(heads or PROTEIN_HEADS,), fields=(True,), lams=(lam_h,), lam_fields=lam_h,
+                   lam_J=lam_J)
+
+
+__all__ = ["FIT_MODELS", "DTYPES", "PROTEIN_HEADS", "FitSettings", "ScanResult", "couplings_of", "pl_value",
+           "fit_scan", "protein_settings"]
