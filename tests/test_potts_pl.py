@@ -1,0 +1,75 @@
+"""The weighted, blocked PL and the coupling route against their definitions."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from bayes_attn.potts import (FAConfig, FitSettings, InputError, blocked_pl, coupling_logits, coupling_matrix,
+                              fa_couplings, fa_init, fa_logits, fit_plmdca, fit_scan, pl_value, protein_settings,
+                              pseudo_nll, to_blocks, use_coupling_route)
+from bayes_attn.potts._attention import _fa_objective, _fa_objective_couplings
+
+
+def _data(M=40, L=6, C=4, seed=0):
+    return np.random.default_rng(seed).integers(0, C, (M, L))
+
+
+def test_coupling_route_equals_heads_route_value_and_gradient():
+    s = _data()
+    cfg = FAConfig(6, 4, heads=3, bias=True)
+    p = fa_init(jax.random.PRNGKey(1), cfg)
+    p["b"] = 0.3 * jax.random.normal(jax.random.PRNGKey(2), (6, 4))
+    w = np.random.default_rng(3).uniform(0.2, 1.0, 40)
+    sb, wb = to_blocks(s, w, C=4)
+    args = (sb, wb, 1e-3, 1e-4, 1e-2)
+    v1, g1 = jax.value_and_grad(_fa_objective)(p, *args)
+    v2, g2 = jax.value_and_grad(_fa_objective_couplings)(p, *args)
+    np.testing.assert_allclose(v1, v2, rtol=1e-12)
+    for k in p:
+        np.testing.assert_allclose(g1[k], g2[k], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(coupling_logits(coupling_matrix(fa_couplings(p)), jnp.asarray(s), p["b"]),
+                               fa_logits(p, s), rtol=1e-12)
+    assert use_coupling_route(32, 21) and not use_coupling_route(1, 20)
+
+
+def test_blocks_and_weights_match_the_definition():
+    s = _data(M=37)
+    w = np.random.default_rng(0).uniform(0.1, 2.0, 37)
+    K = jax.random.normal(jax.random.PRNGKey(0), (6, 6, 4, 4))
+    Km = coupling_matrix(K)
+    f = lambda x: coupling_logits(Km, x)  # noqa: E731
+    ref = pseudo_nll(f(jnp.asarray(s)), s, w)
+    one = blocked_pl(f, *to_blocks(s, w, C=4))
+    many = blocked_pl(f, *to_blocks(s, w, C=4, rows=8))          # 5 blocks, padding rows of weight 0
+    direct = -sum(w[m] * jax.nn.log_softmax(f(jnp.asarray(s))[m], -1)[np.arange(6), s[m]].sum()
+                  for m in range(37)) / (6 * w.sum())
+    np.testing.assert_allclose([one, many, ref], direct, rtol=1e-12)
+    g1 = jax.grad(lambda k: blocked_pl(lambda x: coupling_logits(coupling_matrix(k), x), *to_blocks(s, w, C=4)))(K)
+    g2 = jax.grad(lambda k: blocked_pl(lambda x: coupling_logits(coupling_matrix(k), x),
+                                       *to_blocks(s, w, C=4, rows=8)))(K)
+    np.testing.assert_allclose(g1, g2, rtol=1e-10, atol=1e-13)
+
+
+def test_integer_weights_equal_duplicated_rows():
+    s = _data(M=30, L=5, C=3, seed=4)
+    w = np.random.default_rng(5).integers(1, 4, 30)
+    dup = np.repeat(s, w, axis=0)
+    p1, _ = fit_plmdca(s, 3, 1e-2, weights=w.astype(float), tol=1e-9, max_iter=500)
+    p2, _ = fit_plmdca(dup, 3, 1e-2, tol=1e-9, max_iter=500)
+    np.testing.assert_allclose(p1["W"], p2["W"], atol=2e-5)
+    assert pl_value(p1, s, w) == pytest.approx(pl_value(p2, dup), rel=1e-9)
+
+
+def test_float32_fit_and_scan_record():
+    s = _data(M=60, L=6, C=4, seed=6)
+    st = FitSettings("factored", heads=(2,), lams=(1e-3, 1e-4), fields=(True,), dtype="float32", max_iter=200)
+    res = fit_scan(jax.random.PRNGKey(0), s[:50], s[50:], 4, st)
+    assert res.params["V"].dtype == jnp.float32 and len(res.entries) == 2 and res.config.heads == 2
+    assert res.best["val_nll"] == min(e["val_nll"] for e in res.entries)
+    pr = protein_settings("plmdca", 135, 1792.0)
+    assert pr.lams[0] == pytest.approx(0.2 * 134 / (2 * 135 * 1792.0)) and pr.lam_fields == pytest.approx(1 / (135 * 1792))
+    with pytest.raises(InputError, match="heads: plmDCA has no heads"):
+        FitSettings("plmdca", heads=(2,), fields=(True,))
+    with pytest.raises(InputError, match="dtype"):
+        FitSettings(dtype="float16")
