@@ -23,7 +23,7 @@ def test_every_format_gives_the_same_array(tmp_path):
         np.testing.assert_array_equal(a.sequences, ref, err_msg=fmt)
         assert a.ids[0] == "focus/101-120" and a.ids[1] == "seq1", fmt
         np.testing.assert_array_equal(a.residues, np.arange(1, 21))
-    assert read_alignment(paths["a3m"]).report["inserts_dropped"] == sum(2 if k % 2 else 1 for k in range(1, 60))
+    assert read_alignment(paths["a3m"]).report["insert_characters_dropped"] == sum(2 if k % 2 else 1 for k in range(1, 60))
 
 
 def test_stockholm_agrees_with_biopython(tmp_path):
@@ -55,9 +55,20 @@ def test_focus_columns_and_residue_numbers(tmp_path):
     assert b.L == 10 and b.focus_sequence == "" and list(b.residues) == list(range(1, 11))
 
 
+def test_equal_length_rows_with_dash_padded_inserts(tmp_path):
+    # an insert column padded with '-' (hmmalign output written as FASTA); a lowercase residue in a match column
+    p = tmp_path / "h.fasta"
+    p.write_text(">q\nAC-DEF\n>r1/11-16\nACgDEF\n>r2\nAC-DeF\n")
+    a = read_alignment(p, focus="r1")
+    A = ALPHABETS["protein"]
+    np.testing.assert_array_equal(a.sequences, [[A.index(c) for c in "ACDEF"]] * 3)
+    np.testing.assert_array_equal(a.residues, [11, 12, 14, 15, 16])
+    assert a.report["match_rule"] == "columns with an uppercase letter"
+
+
 def test_filters_and_rna(tmp_path):
     p = tmp_path / "r.fasta"
-    p.write_text(">a\nACGU-\n>b\nACGT-\n>c\n--G--\n")
+    p.write_text(">a\nACGU-\n>b\nACGT-\n>c\n--G-A\n")
     a = read_alignment(p, alphabet="rna", max_gap_column=0.5, max_gap_sequence=0.5)
     assert a.alphabet == "-ACGU" and a.report["columns_dropped_gaps"] == 1 and a.report["sequences_dropped_gaps"] == 1
     np.testing.assert_array_equal(a.sequences, [[1, 2, 3, 4], [1, 2, 3, 4]])      # T read as U

@@ -73,3 +73,32 @@ def test_float32_fit_and_scan_record():
         FitSettings("plmdca", heads=(2,), fields=(True,))
     with pytest.raises(InputError, match="dtype"):
         FitSettings(dtype="float16")
+
+
+def test_fa_from_couplings_is_exact_at_full_rank_and_best_below():
+    from bayes_attn.potts import fa_from_couplings
+    rng = np.random.default_rng(0)
+    L, C, H = 5, 4, 3
+    A = rng.standard_normal((H, L, L)) * (1 - np.eye(L))
+    V = rng.standard_normal((H, C, C))
+    K = np.einsum("hij,hab->ijab", A, V)
+    p = fa_from_couplings(K, np.ones((L, C)), heads=H)
+    np.testing.assert_allclose(np.asarray(fa_couplings(p)), K, atol=1e-10)       # a sum of 3 products: exact
+    assert p["b"].shape == (L, C)
+    p2 = fa_from_couplings(K, heads=2)                                           # Eckart-Young: the best 2 terms
+    sv = np.linalg.svd(K.reshape(L * L, C * C), compute_uv=False)
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(fa_couplings(p2)) - K), sv[2], rtol=1e-9)
+    with pytest.raises(InputError, match="heads"):
+        fa_from_couplings(K, heads=C * C + 1)
+
+
+def test_profile_fields_are_the_independent_site_optimum():
+    from bayes_attn.potts import profile_fields
+    s = _data(M=200, L=5, C=3, seed=7)
+    w = np.random.default_rng(8).uniform(0.2, 1.0, 200)
+    h = profile_fields(s, 3, w, pseudocount=0.0)
+    f = np.array([[w[s[:, i] == a].sum() for a in range(3)] for i in range(5)]) / w.sum()
+    np.testing.assert_allclose(np.exp(h) / np.exp(h).sum(1, keepdims=True), f, rtol=1e-12)
+    np.testing.assert_allclose(h.sum(1), 0.0, atol=1e-12)
+    g = jax.grad(lambda b: pseudo_nll(jnp.broadcast_to(b, (200, 5, 3)), s, w))(jnp.asarray(h))
+    np.testing.assert_allclose(g, 0.0, atol=1e-12)                              # the PL without couplings is stationary

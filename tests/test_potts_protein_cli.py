@@ -112,3 +112,21 @@ def test_bad_contacts_input(fam, tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert code == 2 and len(err.splitlines()) == 1 and match in err, err
         assert not out.exists()
+
+
+def test_factored_from_a_plmdca_fit(fam, tmp_path, capsys):
+    d, paths = fam
+    plm = tmp_path / "plm.npz"
+    assert main(["potts", "fit", str(paths["fasta"]), "--focus", "focus", "--model", "plmdca", "--max-iter", "30",
+                 "--out", str(plm)]) == 0
+    fa = tmp_path / "fa.npz"
+    assert main(["potts", "fit", str(paths["fasta"]), "--focus", "focus", "--model", "factored", "--heads", "5",
+                 "--init-from", str(plm), "--max-iter", "0", "--out", str(fa)]) == 0
+    z, p = np.load(fa), np.load(plm)
+    K, W = z["couplings"].astype(float), p["couplings"].astype(float)
+    sv = np.linalg.svd(W.reshape(400, 441), compute_uv=False)          # 0 iterations: the best 5 Kronecker terms
+    np.testing.assert_allclose(np.linalg.norm(K - W), np.sqrt((sv[5:] ** 2).sum()), rtol=1e-4)
+    np.testing.assert_allclose(z["fields"], p["fields"], rtol=1e-6)
+    capsys.readouterr()
+    _bad(tmp_path, capsys, ["potts", "fit", str(paths["fasta"]), "--model", "plmdca", "--init-from", str(plm),
+                            "--out", "OUT"], "init-from: starts factored attention only")

@@ -63,6 +63,8 @@ def register(sub) -> None:
                    "alignments, none for DATA.npz)")
     f.add_argument("--dtype", choices=("float32", "float64"), help="precision (default float32 for alignments, "
                    "float64 for DATA.npz)")
+    f.add_argument("--init-from", dest="init_from", help="alignment, factored: start from the best sum of --heads "
+                   "Kronecker products of the couplings of this FIT.npz (e.g. a plmDCA fit)")
     f.add_argument("--model", default="factored", choices=MODELS)
     f.add_argument("--out", required=True, help="output FIT.npz (report in FIT.json)")
     f.add_argument("--lam", type=float, nargs="+", action="extend",
@@ -237,7 +239,7 @@ def run_fit(args) -> int:
     from .. import potts as pt
 
     lams, heads, fields = _check_options(args)
-    for name in ("focus", "max_gap_column", "max_gap_sequence", "fmt"):
+    for name in ("focus", "max_gap_column", "max_gap_sequence", "fmt", "init_from"):
         require(getattr(args, name) is None, name.replace("_", "-").replace("fmt", "format"),
                 "applies to alignments, not to DATA.npz")
     d = _load_data(args.data)

@@ -74,8 +74,17 @@ def run_fit_alignment(args) -> int:
                        lam_fields=defaults.lam_fields if args.lam_fields is None else args.lam_fields,
                        max_iter=args.max_iter if args.max_iter != 3000 else defaults.max_iter,
                        dtype=args.dtype or defaults.dtype)
+    init = None
+    if args.init_from:
+        require(args.model == "factored", "init-from", "starts factored attention only")
+        prev = _load_fit(args.init_from)
+        require(prev["couplings"].shape == (aln.L, aln.L, aln.C, aln.C), "init-from",
+                f"{Path(args.init_from).name} has couplings of shape {prev['couplings'].shape}, this alignment "
+                f"needs {(aln.L, aln.L, aln.C, aln.C)}")
+        init = pt.fa_from_couplings(prev["couplings"], prev.get("fields"), settings.heads[0])
+        settings = replace(settings, profile_fields=False)
     key = jax.random.PRNGKey(args.seed)
-    report = {"model": args.model, "alignment": rep, "L": aln.L, "C": aln.C, "M": aln.M, "theta": theta,
+    report = {"model": args.model, "init_from": args.init_from, "alignment": rep, "L": aln.L, "C": aln.C, "M": aln.M, "theta": theta,
               "M_eff": M_eff, "settings": asdict(settings), "defaults": "protein_settings (docs/potts_proteins.md §4)"}
     n_candidates = len(settings.lams) * (1 if args.model == "plmdca" else len(settings.heads) * len(settings.fields))
     if n_candidates > 1:
@@ -90,7 +99,7 @@ def run_fit_alignment(args) -> int:
                           "choice": "smallest weighted validation PL; then refitted on all sequences"}
     print(f"fitting {args.model} on all {aln.M} sequences ({settings.dtype})", flush=True)
     tf = time.time()
-    res = pt.fit_scan(key, aln.sequences, aln.sequences[:0], aln.C, settings, weights=w,
+    res = pt.fit_scan(key, aln.sequences, aln.sequences[:0], aln.C, settings, weights=w, init=init,
                       iteration=_iteration_line(t0))
     params, fit = res.params, res.best["fit"]
     print(f"{fit['reason']} after {fit['iterations']} iterations, gradient {fit['grad_norm']:.1e} "

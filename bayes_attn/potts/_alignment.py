@@ -7,10 +7,12 @@ Conventions (project choices, written in docs/potts_proteins.md):
   Letters outside the alphabet (``X``, ``B``, ``Z``, ``J``, ``O``, ``U`` for proteins, ``N`` for RNA) become
   the gap and are counted in the report; a file in which more than half of the residues are outside the
   alphabet is refused (the wrong ``--alphabet``, or not an alignment of that kind).
-* **Match columns.** Uppercase letters and ``-`` are match columns; lowercase letters and ``.`` are
-  inserts and are dropped (A2M/A3M, Pfam Stockholm).  A file with no uppercase letter at all is read as
-  all-match (an aligned FASTA written in lowercase).  After dropping inserts every row must have the same
-  length.
+* **Match columns.** Rows of different raw lengths (A3M): uppercase letters and ``-`` are match
+  columns, lowercase letters and ``.`` are inserts and are dropped, and the rows must then have one length.
+  Rows of one raw length (aligned FASTA, A2M, Stockholm): a column is a match column when it holds an
+  uppercase letter in some row; the others (lowercase and gaps only: insert columns, whether padded with
+  ``.`` or ``-``) are dropped, and a lowercase letter in a match column is read as its residue.  A file
+  with no uppercase letter at all is read as all-match (an aligned FASTA written in lowercase).
 * **Focus sequence** (plmc ``-f``): with ``focus = ID`` (the first word of a header, with or without its
   ``/start-end`` suffix) only the match columns where that sequence has a residue are kept; model column k
   is then the focus residue numbered ``start + (residues of the focus before it)``, ``start`` taken from the
@@ -130,25 +132,28 @@ def parse_stockholm(text: str, name: str = "alignment") -> list[tuple[str, str]]
     return [(k, "".join(v)) for k, v in rows.items()]
 
 
-def _match_columns(raw: str, all_match: bool) -> str:
-    """The match-column characters of a raw row: inserts (lowercase, '.') dropped."""
+def _match_masks(raws: list[str], all_match: bool) -> tuple[str, object]:
+    """The convention of the file (module docstring) and a function raw row -> per-character match flags."""
     if all_match:
-        return raw.upper().replace(".", "-")
-    return "".join(c for c in raw if not (c.islower() or c == "."))
+        return "all-match", lambda raw: [True] * len(raw)
+    if len({len(r) for r in raws}) == 1:
+        arr = np.frombuffer("".join(raws).encode("latin-1", errors="replace"), np.uint8).reshape(len(raws), -1)
+        cols = ((arr >= ord("A")) & (arr <= ord("Z"))).any(0).tolist()
+        return "columns with an uppercase letter", lambda raw: cols
+    return "uppercase and '-' (lowercase and '.' are inserts)", \
+        lambda raw: [not (c.islower() or c == ".") for c in raw]
 
 
-def _residue_numbers(header: str, raw: str, all_match: bool) -> tuple[str, list[int]]:
-    """(the first word without /start-end, residue number of each match column that holds a residue)."""
+def _residue_numbers(header: str, raw: str, flags) -> tuple[str, list[int]]:
+    """(the first word without /start-end, residue number of each match column, -1 where it has no residue)."""
     word = header.split()[0] if header.split() else header
     m = _RANGE.match(word)
     start = int(m.group("start")) if m else 1
     nums, k = [], start
-    for c in raw:
-        is_res = c.isalpha()
-        is_match = all_match or not (c.islower() or c == ".")
+    for c, is_match in zip(raw, flags):
         if is_match:
-            nums.append(k if is_res else -1)
-        if is_res:
+            nums.append(k if c.isalpha() else -1)
+        if c.isalpha():
             k += 1
     return (m.group("name") if m else word), nums
 
@@ -188,7 +193,12 @@ def read_alignment(path, *, alphabet: str = "protein", focus: str | None = None,
     all_match = not any(c.isupper() for _, raw in records for c in raw)
     bad = {c for _, raw in records for c in set(raw) if not (c.isalpha() or c in "-.*")}
     require(not bad, p.name, f"unknown alignment characters {''.join(sorted(bad))[:10]!r} (not letters, '-' or '.')")
-    rows = [_match_columns(raw.replace("*", ""), all_match) for _, raw in records]
+    raws = [raw.replace("*", "") for _, raw in records]
+    rule, flags_of = _match_masks(raws, all_match)
+    rows = []
+    for raw in raws:
+        fl = flags_of(raw)
+        rows.append("".join(c for c, f in zip(raw, fl) if f).upper().replace(".", "-"))
     width = len(rows[0])
     for (h, _), r in zip(records, rows):
         require(len(r) == width, p.name, f"rows of unequal length: {h.split()[0] if h.split() else h!r} has "
@@ -196,18 +206,17 @@ def read_alignment(path, *, alphabet: str = "protein", focus: str | None = None,
     require(width > 0, p.name, "has no match columns (all lowercase inserts?)")
     ids = tuple(h.split()[0] if h.split() else h for h, _ in records)
     report = {"file": p.name, "format": fmt, "sequences_read": len(rows), "match_columns": width,
-              "inserts_dropped": int(sum(len(raw) - len(r) for (_, raw), r in zip(records, rows))),
-              "all_match": all_match}
+              "match_rule": rule, "insert_characters_dropped": int(sum(len(raw) - len(r) for raw, r in zip(raws, rows)))}
     cols = np.arange(width)
     residues = np.arange(1, width + 1)
     focus_id, focus_row = "", None
     if focus is not None:
         require(bool(focus), "focus", "is empty")
         hits = [k for k, (h, raw) in enumerate(records)
-                if ids[k] == focus or _residue_numbers(h, raw, all_match)[0] == focus]
+                if ids[k] == focus or _RANGE.sub(r"\g<name>", ids[k]) == focus]
         require(len(hits) > 0, "focus", f"no sequence {focus!r} in {p.name}")
         k = hits[0]
-        _, nums = _residue_numbers(records[k][0], records[k][1].replace("*", ""), all_match)
+        _, nums = _residue_numbers(records[k][0], raws[k], flags_of(raws[k]))
         nums = np.asarray(nums)
         cols = np.flatnonzero(nums >= 0)
         require(cols.size >= 2, "focus", f"{focus!r} has fewer than 2 residues in the match columns of {p.name}")

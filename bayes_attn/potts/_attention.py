@@ -247,7 +247,7 @@ def _fa_objective_couplings(p, sb, wb, lam, lam_b, lam_J):
 
 def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000, tol: float = 1e-6,
               rtol: float = 1e-9, params=None, lam_fields: float = LAM_FIELDS, lam_J: float = 0.0, weights=None,
-              dtype=None, progress=None, route: str | None = None):
+              dtype=None, progress=None, route: str | None = None, memory: int = 20):
     """Full-batch L-BFGS on l_PL + lam * ||weights||^2 + lam_fields * ||b||^2 + lam_J * ||K||^2 (= MLM in
     expectation, §4); returns (params, FitInfo).
 
@@ -272,7 +272,7 @@ def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000,
     sb, wb = to_blocks(s, weights, C=cfg.C, dtype=dt)
     obj = _fa_objective_couplings if route == "couplings" else _fa_objective
     return lbfgs(obj, p0, sb, wb, jnp.asarray(lam, dt), jnp.asarray(lam_fields, dt), jnp.asarray(lam_J, dt),
-                 max_iter=max_iter, tol=tol, rtol=rtol, progress=progress)
+                 max_iter=max_iter, tol=tol, rtol=rtol, progress=progress, memory=memory)
 
 
 def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000, batch: int = 256,

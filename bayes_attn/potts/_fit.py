@@ -19,16 +19,16 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from .._errors import one_of, positive, require
+from .._errors import nonnegative_int, one_of, positive, require
 from ._attention import LAM_FIELDS, FAConfig, fa_couplings, fit_lbfgs
 from ._pl import block_rows, blocked_pl, coupling_logits, coupling_matrix, to_blocks
 from ._plmdca import fit_plmdca
 
 FIT_MODELS = ("factored", "softmax", "plmdca")
 DTYPES = ("float32", "float64")
-#: default number of heads of factored attention on protein families (chosen on validation PL,
-#: docs/potts_proteins.md §4; table ``potts_protein_heads``)
-PROTEIN_HEADS = 32
+#: default number of heads of factored attention on protein families (chosen on the rhomboid family,
+#: docs/potts_proteins.md §4)
+PROTEIN_HEADS = 128
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,9 @@ class FitSettings:
     and always has fields).  ``lam_fields``: L2 weight on the fields (plmDCA: ``None`` = the lambda
     of the entry).  ``lam_J``: L2 weight on the effective couplings K of factored attention.
     ``stop_when_worse``: stop a lambda path (visited from the largest down) once the validation PL
-    rises."""
+    rises.  ``profile_fields``: start the fields at the independent-site model (:func:`profile_fields`)
+    instead of zero.  ``memory``: the number of L-BFGS correction pairs kept (each two copies of the
+    parameters)."""
 
     model: str = "factored"
     heads: tuple = (1,)
@@ -53,6 +55,8 @@ class FitSettings:
     rtol: float = 1e-9
     stop_when_worse: bool = False
     dtype: str = "float64"
+    profile_fields: bool = False
+    memory: int = 20
 
     def __post_init__(self):
         one_of(self.model, FIT_MODELS, "model")
@@ -69,7 +73,8 @@ class FitSettings:
             v = getattr(self, name)
             if v is not None:
                 require(bool(np.isfinite(v)) and v >= 0, name.replace("_", "-"), f"must be >= 0, got {v}")
-        positive(self.max_iter, "max-iter", integer=True)
+        nonnegative_int(self.max_iter, "max-iter")
+        positive(self.memory, "memory", integer=True)
         if self.model == "plmdca":
             require(self.heads == (1,), "heads", "plmDCA has no heads")
             require(self.fields in ((True,), (False, True)), "fields", "plmDCA always fits fields")
@@ -101,17 +106,33 @@ def pl_value(params: dict, s, weights=None) -> float:
     return float(blocked_pl(lambda x: coupling_logits(Km, x, b), sb, wb))
 
 
+def profile_fields(s, C: int, weights=None, pseudocount: float = 0.5) -> np.ndarray:
+    """Fields of the independent-site model, log(f_i(a) + pseudocount / M_eff) centred over colours, with
+    f the weighted colour frequencies (L, C): the optimum of the PL without couplings, up to the
+    pseudocount.  A start for the fields of every protein fit: the couplings then start learning at once."""
+    s = np.asarray(s)
+    w = np.ones(len(s)) if weights is None else np.asarray(weights, float)
+    f = np.zeros((s.shape[1], C))
+    np.add.at(f, (np.broadcast_to(np.arange(s.shape[1]), s.shape), s), w[:, None])
+    h = np.log(f / w.sum() + pseudocount / w.sum())
+    return h - h.mean(1, keepdims=True)
+
+
 def _fit_one(key, s, C, settings, heads, fields, lam, weights, init, progress):
     dtype = jnp.dtype(settings.dtype)
+    h0 = profile_fields(s, C, weights) if settings.profile_fields else None
     if settings.model == "plmdca":
         p, info = fit_plmdca(s, C, lam, settings.lam_fields, max_iter=settings.max_iter, tol=settings.tol,
-                             rtol=settings.rtol, weights=weights, dtype=dtype, progress=progress)
+                             rtol=settings.rtol, weights=weights, dtype=dtype, progress=progress, fields=h0,
+                             memory=settings.memory)
         return p, None, info
     cfg = FAConfig(s.shape[1], C, kind="free" if settings.model == "factored" else "softmax", heads=int(heads),
                    bias=bool(fields))
+    if h0 is not None and fields and (init is None or "b" not in init):
+        init = {**(init or {}), "b": h0}
     p, info = fit_lbfgs(key, s, cfg, lam, max_iter=settings.max_iter, tol=settings.tol, rtol=settings.rtol,
                         params=init, lam_fields=LAM_FIELDS if settings.lam_fields is None else settings.lam_fields,
-                        lam_J=settings.lam_J, weights=weights, dtype=dtype, progress=progress)
+                        lam_J=settings.lam_J, weights=weights, dtype=dtype, progress=progress, memory=settings.memory)
     return p, cfg, info
 
 
@@ -120,7 +141,7 @@ def fit_scan(key, s, val, C: int, settings: FitSettings, *, weights=None, val_we
     """Fit every candidate of ``settings`` on ``s`` and keep the smallest validation PL on ``val``.
 
     Lambdas are visited from the largest down, each fit warm-started from the previous one of the same
-    (heads, fields) (``init``: a warm start for the first of one head).  ``weights`` / ``val_weights``:
+    (heads, fields) (``init``: a warm start for the first fit whose head count it matches).  ``weights`` / ``val_weights``:
     sequence weights of the training and validation PL.  ``progress(entry)`` after every fit;
     ``iteration(it, objective, gradient norm)`` inside every fit.  Ties: the first."""
     s, val = np.asarray(s), np.asarray(val)
@@ -129,7 +150,8 @@ def fit_scan(key, s, val, C: int, settings: FitSettings, *, weights=None, val_we
     entries, best = [], None
     for h in heads:
         for f in fields:
-            prev, prev_val = (init if (init is not None and h == 1) else None), np.inf
+            fits_init = init is not None and np.shape(init.get("V", np.zeros((0,))))[:1] == (h,)
+            prev, prev_val = (init if fits_init else None), np.inf
             for lam in sorted(settings.lams, reverse=True):
                 p, cfg, info = _fit_one(key, s, C, settings, h, f, lam, weights,
                                         None if settings.model == "plmdca" else prev, iteration)
@@ -148,23 +170,45 @@ def fit_scan(key, s, val, C: int, settings: FitSettings, *, weights=None, val_we
     return ScanResult(best[0], best[1], best[2], entries)
 
 
+def fa_from_couplings(K, fields=None, heads: int = PROTEIN_HEADS) -> dict:
+    """Factored-attention parameters closest to couplings K (L, L, C, C) in Frobenius norm: the top ``heads``
+    terms of the singular value decomposition of K as an (L*L, C*C) matrix, A^h = sqrt(s_h) u_h and
+    V^h = sqrt(s_h) v_h (the best sum of ``heads`` Kronecker products, Eckart-Young); ``fields`` are kept as
+    the bias.  A warm start for factored attention from any fit (``potts fit --init-from``)."""
+    K = np.asarray(K, np.float64)
+    require(K.ndim == 4 and K.shape[0] == K.shape[1] and K.shape[2] == K.shape[3], "init-from",
+            f"couplings must have shape (L, L, C, C), got {K.shape}")
+    positive(heads, "heads", integer=True)
+    L, C = K.shape[0], K.shape[-1]
+    require(heads <= min(L * L, C * C), "heads", f"must be <= {min(L * L, C * C)} to start from couplings")
+    Km = (K * (1.0 - np.eye(L))[:, :, None, None]).reshape(L * L, C * C)
+    u, sv, vt = np.linalg.svd(Km, full_matrices=False)
+    r = np.sqrt(sv[:heads])
+    p = {"A": (u[:, :heads] * r).T.reshape(heads, L, L), "V": (vt[:heads] * r[:, None]).reshape(heads, C, C)}
+    if fields is not None:
+        p["b"] = np.asarray(fields, np.float64)
+    return p
+
+
 def protein_settings(model: str, L: int, M_eff: float, *, heads: int | None = None) -> FitSettings:
     """Defaults for a protein family of L columns and M_eff effective sequences (module docstring):
     plmDCA with pydca's regularisation converted to this objective; factored attention with
     :data:`PROTEIN_HEADS` heads, fields, the same coupling and field weights on K and b, and a small L2
-    weight on the factors (it only fixes the scale between A and V).  float32, at most 500 L-BFGS
-    iterations (pydca's budget)."""
+    weight on the factors (it only fixes the scale between A and V).  float32, fields started at the
+    independent-site model, at most 500 L-BFGS iterations (pydca's budget; 300 for factored attention) keeping 10 correction pairs, and a
+    stop once the objective's relative decrease stays below 1e-5 (pydca stops at 1e-4)."""
     one_of(model, FIT_MODELS, "model")
     positive(L, "L", integer=True)
     positive(float(M_eff), "M_eff")
     lam_J = 0.2 * (L - 1) / (2 * L * M_eff)
     lam_h = 1.0 / (L * M_eff)
-    base = FitSettings(model=model, fields=(True,), max_iter=500, tol=1e-5, rtol=1e-7, dtype="float32")
+    base = FitSettings(model=model, fields=(True,), max_iter=500, tol=1e-5, rtol=1e-5, dtype="float32",
+                       profile_fields=True, memory=10)
     if model == "plmdca":
         return replace(base, lams=(lam_J,), fields=(True,), lam_fields=lam_h)
     return replace(base, heads=(heads or PROTEIN_HEADS,), fields=(True,), lams=(lam_h,), lam_fields=lam_h,
-                   lam_J=lam_J)
+                   lam_J=lam_J, max_iter=300)
 
 
 __all__ = ["FIT_MODELS", "DTYPES", "PROTEIN_HEADS", "FitSettings", "ScanResult", "couplings_of", "pl_value",
-           "fit_scan", "protein_settings"]
+           "fit_scan", "protein_settings", "profile_fields", "fa_from_couplings"]

@@ -23,7 +23,7 @@ import numpy as np
 BLOCK_ELEMENTS = 1 << 26
 #: cost of one gathered multiply-add of the head-by-head route relative to one multiply-add of the dense
 #: product (the coupling route); measured on CPU by benchmarks/potts_proteins/contraction.py
-GATHER_COST = 4.0
+GATHER_COST = 3.0
 
 
 def use_coupling_route(heads: int, C: int) -> bool:

@@ -35,23 +35,24 @@ def plm_couplings(params: dict) -> np.ndarray:
 
 
 def fit_plmdca(s, C: int, lam_J: float = 5e-4, lam_h: float | None = None, *, max_iter: int = 1000,
-               tol: float = 1e-5, rtol: float = 1e-9, weights=None, dtype=None, progress=None):
-    """Fit asymmetric plmDCA by full-batch L-BFGS from zero; returns (params, FitInfo).
+               tol: float = 1e-5, rtol: float = 1e-9, weights=None, dtype=None, progress=None, fields=None,
+               memory: int = 20):
+    """Fit asymmetric plmDCA by full-batch L-BFGS from zero couplings; returns (params, FitInfo).
 
     ``FitInfo.converged`` / ``FitInfo.reason`` say whether the gradient norm reached ``tol`` or the
     objective stopped decreasing (``rtol``) (§7.1: an early-stopped run is not a baseline).
     ``weights`` (M,): sequence weights of the PL (default all 1); ``dtype``: float precision (default
-    float64); ``progress``: see :func:`lbfgs`."""
+    float64); ``progress``: see :func:`lbfgs`; ``fields`` (L, C): a start for h (default zero)."""
     s = np.asarray(s)
     M, L = s.shape
     require(lam_J >= 0, "lam_J", f"must be >= 0, got {lam_J}")
     lam_h = lam_J if lam_h is None else lam_h
     require(lam_h >= 0, "lam_h", f"must be >= 0, got {lam_h}")
     dt = jnp.dtype(dtype or jnp.float64)
-    p0 = {"W": jnp.zeros((L, L, C, C), dt), "h": jnp.zeros((L, C), dt)}
+    p0 = {"W": jnp.zeros((L, L, C, C), dt), "h": jnp.zeros((L, C), dt) if fields is None else jnp.asarray(fields, dt)}
     sb, wb = to_blocks(s, weights, C=C, dtype=dt)
     return lbfgs(_objective, p0, sb, wb, jnp.asarray(lam_J, dt), jnp.asarray(lam_h, dt), max_iter=max_iter, tol=tol,
-                 rtol=rtol, progress=progress)
+                 rtol=rtol, progress=progress, memory=memory)
 
 
 def _objective(p, sb, wb, lam_J, lam_h):
