@@ -61,6 +61,11 @@ def test_scan_refits_on_all_sequences(fam, capsys):
     assert "validation scan over 2 candidates" in capsys.readouterr().out
 
 
+def _fit(paths, out, *args):
+    """``potts fit`` of the toy family's FASTA; asserts success."""
+    assert main(["potts", "fit", str(paths["fasta"]), *args, "--out", str(out)]) == 0
+
+
 def _bad(tmp_path, capsys, argv, match):
     out = tmp_path / "out.npz"
     code = main([a.replace("OUT", str(out)) for a in argv])
@@ -93,12 +98,9 @@ def test_bad_fit_options(fam, tmp_path, capsys):
 
 def test_bad_contacts_input(fam, tmp_path, capsys):
     d, paths = fam
-    fit = tmp_path / "f.npz"
-    assert main(["potts", "fit", str(paths["fasta"]), "--focus", "focus", "--model", "plmdca", "--max-iter", "5",
-                 "--out", str(fit)]) == 0
-    nofocus = tmp_path / "nf.npz"
-    assert main(["potts", "fit", str(paths["fasta"]), "--model", "plmdca", "--max-iter", "5", "--out",
-                 str(nofocus)]) == 0
+    fit, nofocus = tmp_path / "f.npz", tmp_path / "nf.npz"
+    _fit(paths, fit, "--focus", "focus", "--model", "plmdca", "--max-iter", "5")
+    _fit(paths, nofocus, "--model", "plmdca", "--max-iter", "5")
     capsys.readouterr()
     cases = [
         ([str(fit), "--structure", str(d / "toy.pdb"), "--chain", "Q"], "chain: 'Q' is not in toy.pdb"),
@@ -116,12 +118,9 @@ def test_bad_contacts_input(fam, tmp_path, capsys):
 
 def test_factored_from_a_plmdca_fit(fam, tmp_path, capsys):
     d, paths = fam
-    plm = tmp_path / "plm.npz"
-    assert main(["potts", "fit", str(paths["fasta"]), "--focus", "focus", "--model", "plmdca", "--max-iter", "30",
-                 "--out", str(plm)]) == 0
-    fa = tmp_path / "fa.npz"
-    assert main(["potts", "fit", str(paths["fasta"]), "--focus", "focus", "--model", "factored", "--heads", "5",
-                 "--init-from", str(plm), "--max-iter", "0", "--out", str(fa)]) == 0
+    plm, fa = tmp_path / "plm.npz", tmp_path / "fa.npz"
+    _fit(paths, plm, "--focus", "focus", "--model", "plmdca", "--max-iter", "30")
+    _fit(paths, fa, "--focus", "focus", "--model", "factored", "--heads", "5", "--init-from", str(plm), "--max-iter", "0")
     z, p = np.load(fa), np.load(plm)
     K, W = z["couplings"].astype(float), p["couplings"].astype(float)
     sv = np.linalg.svd(W.reshape(400, 441), compute_uv=False)          # 0 iterations: the best 5 Kronecker terms

@@ -83,7 +83,8 @@ def register(sub) -> None:
     f.add_argument("--layers", type=int, default=2, help="transformer layers")
     f.add_argument("--d-model", type=int, default=32)
     f.add_argument("--steps", type=int, default=3000, help="transformer steps")
-    f.add_argument("--max-iter", type=int, default=3000, help="L-BFGS iterations")
+    f.add_argument("--max-iter", type=int, help="L-BFGS iterations (default 3000 for DATA.npz; for alignments the "
+                   "protein defaults, docs/potts_proteins.md)")
     f.add_argument("--seed", type=int, default=0)
     f.set_defaults(func=run_fit, fields=None)
     c = ps.add_parser("contacts", help="contact scores of a fit (APC-corrected Frobenius norms), precision "
@@ -207,6 +208,7 @@ def _check_options(args):
         require(len(heads) == 1 and heads[0] == 1, "heads", "plmDCA has no heads")
     for name in ("layers", "d_model", "steps"):
         positive(getattr(args, name), name.replace("_", "-"), integer=True)
+    args.max_iter = 3000 if args.max_iter is None else args.max_iter
     require(args.max_iter >= 1, "max-iter", f"must be >= 1, got {args.max_iter}")
     fields = {"on": (True,), "off": (False,), None: (False, True)}[args.fields]
     return lams, heads, fields

@@ -62,9 +62,6 @@ def run_fit_alignment(args) -> int:
     print(f"reweighting at identity {theta:g}: M_eff = {M_eff:.1f} of {aln.M} ({time.time() - tw:.1f} s)", flush=True)
     defaults = pt.protein_settings(args.model, aln.L, M_eff,
                                    heads=args.heads[0] if args.heads and len(args.heads) == 1 else None)
-    for name in ("layers", "d_model", "steps"):
-        require(getattr(args, name) == {"layers": 2, "d_model": 32, "steps": 3000}[name], name.replace("_", "-"),
-                "applies to the transformer only")
     if args.model == "plmdca":
         require(not args.heads or args.heads == [1], "heads", "plmDCA has no heads")
         require(args.fields != "off", "fields", "plmDCA always fits fields")
@@ -72,7 +69,7 @@ def run_fit_alignment(args) -> int:
                        heads=tuple(args.heads) if (args.heads and args.model != "plmdca") else defaults.heads,
                        fields={"on": (True,), "off": (False,), None: defaults.fields}[args.fields],
                        lam_fields=defaults.lam_fields if args.lam_fields is None else args.lam_fields,
-                       max_iter=args.max_iter if args.max_iter != 3000 else defaults.max_iter,
+                       max_iter=defaults.max_iter if args.max_iter is None else args.max_iter,
                        dtype=args.dtype or defaults.dtype)
     init = None
     if args.init_from:
