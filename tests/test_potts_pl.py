@@ -102,3 +102,24 @@ def test_profile_fields_are_the_independent_site_optimum():
     np.testing.assert_allclose(h.sum(1), 0.0, atol=1e-12)
     g = jax.grad(lambda b: pseudo_nll(jnp.broadcast_to(b, (200, 5, 3)), s, w))(jnp.asarray(h))
     np.testing.assert_allclose(g, 0.0, atol=1e-12)                              # the PL without couplings is stationary
+
+
+def test_balanced_start_gives_both_factors_the_same_norm_and_is_what_the_fit_starts_from():
+    from bayes_attn.potts import fa_balanced_start
+    L, C, H = 60, 21, 64
+    cfg = FAConfig(L, C, heads=H, bias=True)
+    p = fa_balanced_start(jax.random.PRNGKey(3), cfg, norm=2.0)
+    nA = np.sum(np.asarray(p["A"]) ** 2, axis=(1, 2)) / 4.0            # ||A^h||^2 / norm^2, mean 1
+    nV = np.sum(np.asarray(p["V"]) ** 2, axis=(1, 2)) / 4.0
+    # a sum of n squared N(0, 1/n) entries has variance 2/n: the mean over H heads within 5 s.e. of 1
+    assert abs(nA.mean() - 1) < 5 * np.sqrt(2 / (L * L * H)) and abs(nV.mean() - 1) < 5 * np.sqrt(2 / (C * C * H))
+    # the rescaling A -> cA, V -> V/c that minimises the factor penalty is c = 1 within sampling
+    c2 = np.sqrt(nV / nA)
+    assert abs(np.mean(c2) - 1) < 5 * np.std(c2) / np.sqrt(H) + 1e-12
+    s = _data(M=30, L=L, C=C, seed=2)
+    st = FitSettings("factored", heads=(H,), fields=(True,), max_iter=0, balanced_start=True)
+    res = fit_scan(jax.random.PRNGKey(3), s, s[:0], C, st)
+    np.testing.assert_array_equal(np.asarray(res.params["A"]), np.asarray(p["A"]) / 2.0)   # norm 1 by default
+    assert protein_settings("factored", L, 100.0).balanced_start and not protein_settings("plmdca", L, 100.0).balanced_start
+    with pytest.raises(InputError, match="balanced start"):
+        fa_balanced_start(jax.random.PRNGKey(0), FAConfig(L, C, kind="softmax"))

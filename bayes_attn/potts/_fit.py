@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -26,9 +27,9 @@ from ._plmdca import fit_plmdca
 
 FIT_MODELS = ("factored", "softmax", "plmdca")
 DTYPES = ("float32", "float64")
-#: default number of heads of factored attention on protein families (chosen on the rhomboid family,
-#: docs/potts_proteins.md §4)
-PROTEIN_HEADS = 128
+#: default number of heads of factored attention on protein families: the smallest validation PL among
+#: 32, 64, 128 and 256 heads on the rhomboid family (benchmarks/potts_proteins/heads.py, docs/potts_proteins.md §4)
+PROTEIN_HEADS = 256
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,8 @@ class FitSettings:
     ``stop_when_worse``: stop a lambda path (visited from the largest down) once the validation PL
     rises.  ``profile_fields``: start the fields at the independent-site model (:func:`profile_fields`)
     instead of zero.  ``memory``: the number of L-BFGS correction pairs kept (each two copies of the
-    parameters)."""
+    parameters).  ``balanced_start``: start free factored attention at :func:`fa_balanced_start`
+    (factors of equal norm per head) instead of ``fa_init``'s equal entries."""
 
     model: str = "factored"
     heads: tuple = (1,)
@@ -57,6 +59,7 @@ class FitSettings:
     dtype: str = "float64"
     profile_fields: bool = False
     memory: int = 20
+    balanced_start: bool = False
 
     def __post_init__(self):
         one_of(self.model, FIT_MODELS, "model")
@@ -130,6 +133,8 @@ def _fit_one(key, s, C, settings, heads, fields, lam, weights, init, progress):
                    bias=bool(fields))
     if h0 is not None and fields and (init is None or "b" not in init):
         init = {**(init or {}), "b": h0}
+    if settings.balanced_start and cfg.kind == "free" and (init is None or "A" not in init):
+        init = {**fa_balanced_start(key, cfg), **(init or {})}
     p, info = fit_lbfgs(key, s, cfg, lam, max_iter=settings.max_iter, tol=settings.tol, rtol=settings.rtol,
                         params=init, lam_fields=LAM_FIELDS if settings.lam_fields is None else settings.lam_fields,
                         lam_J=settings.lam_J, weights=weights, dtype=dtype, progress=progress, memory=settings.memory)
@@ -170,6 +175,20 @@ def fit_scan(key, s, val, C: int, settings: FitSettings, *, weights=None, val_we
     return ScanResult(best[0], best[1], best[2], entries)
 
 
+def fa_balanced_start(key, cfg: FAConfig, norm: float = 1.0) -> dict:
+    """A random start of free factored attention whose two factors have the same Frobenius norm in every
+    head: A^h_ij ~ N(0, (norm / L)^2), V^h_ab ~ N(0, (norm / C)^2), so ||A^h|| ~ ||V^h|| ~ norm
+    (docs/potts_proteins.md §4).  The product A (x) V is unchanged by A -> cA, V -> V / c; a start with equal
+    entries (``fa_init``) puts L / C times more norm in A than in V, the curvatures of the two factors then
+    differ by (L / C)^2, and L-BFGS spends its iterations undoing it (on the rhomboid family, 100 iterations
+    from this start reach a lower objective than 500 from ``fa_init``).  The penalty on the factors is
+    smallest at equal norms, so this start also sits where the optimum puts the scale.  No fields."""
+    require(cfg.kind == "free", "model", "a balanced start is for free factored attention")
+    kA, kV = jax.random.split(key)
+    return {"A": jax.random.normal(kA, (cfg.heads, cfg.L, cfg.L)) * (norm / cfg.L),
+            "V": jax.random.normal(kV, (cfg.heads, cfg.C, cfg.C)) * (norm / cfg.C)}
+
+
 def fa_from_couplings(K, fields=None, heads: int = PROTEIN_HEADS) -> dict:
     """Factored-attention parameters closest to couplings K (L, L, C, C) in Frobenius norm: the top ``heads``
     terms of the singular value decomposition of K as an (L*L, C*C) matrix, A^h = sqrt(s_h) u_h and
@@ -204,7 +223,7 @@ def protein_settings(model: str, L: int, M_eff: float, *, heads: int | None = No
     lam_J = 0.2 * (L - 1) / (2 * L * M_eff)
     lam_h = 1.0 / (L * M_eff)
     base = FitSettings(model=model, fields=(True,), max_iter=500, tol=1e-5, rtol=1e-5, dtype="float32",
-                       profile_fields=True, memory=10)
+                       profile_fields=True, memory=10, balanced_start=model == "factored")
     if model == "plmdca":
         return replace(base, lams=(lam_J,), fields=(True,), lam_fields=lam_h)
     return replace(base, heads=(heads or PROTEIN_HEADS,), fields=(True,), lams=(lam_h,), lam_fields=lam_h,
@@ -212,4 +231,4 @@ def protein_settings(model: str, L: int, M_eff: float, *, heads: int | None = No
 
 
 __all__ = ["FIT_MODELS", "DTYPES", "PROTEIN_HEADS", "FitSettings", "ScanResult", "couplings_of", "pl_value",
-           "fit_scan", "protein_settings", "profile_fields", "fa_from_couplings"]
+           "fit_scan", "protein_settings", "profile_fields", "fa_balanced_start", "fa_from_couplings"]
