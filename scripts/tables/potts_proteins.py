@@ -11,8 +11,8 @@ from _common import table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 METHODS = (("plmdca", "plmDCA (this package)"), ("pydca", "pydca 1.23 PlmDCA"),
-           ("factored", "factored attention, 128 heads"),
-           ("factored_from_plmdca", "factored attention, 128 heads, started from plmDCA (seconds: both fits)"))
+           ("factored", "factored attention, {heads} heads"),
+           ("factored_from_plmdca", "factored attention, {heads} heads, started from plmDCA (seconds: both fits)"))
 CUTS = ("L/5", "L/2", "L")
 
 
@@ -34,10 +34,12 @@ def render() -> str:
     out = []
     for key in ("precision", "precision_long_range"):
         rows = []
-        for m, label in METHODS:
+        for m, template in METHODS:
             have = [f for f in fams if m in fams[f]]
             if not have:
                 continue
+            heads = sorted({str(fams[f][m].get("chosen", {}).get("heads")) for f in have})
+            label = template.format(heads="/".join(heads))
             for f in have:
                 e = fams[f][m]
                 cuts = e[key]["cuts"]
