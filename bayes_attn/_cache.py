@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ._cpus import allowed_cpus, limit_native_threads, pin_to_cpus
+
 ENV = "BAYES_ATTN_CACHE_DIR"
 
 
@@ -66,62 +68,28 @@ def limit_xla_threads() -> None:
 def usable_cores() -> int:
     """The cores this process may run on (its affinity mask, e.g. a container's or a batch job's share),
     not the machine's count."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(len(os.sched_getaffinity(0)), 1)
-    return os.cpu_count() or 1
+    return max(len(allowed_cpus()), 1)
 
 
 def pin_to_one_core(index: int, *, one_native_thread: bool = True) -> int | None:
     """Pin every thread of this process (and so the threads it starts later) to one CPU: the
     ``index``-th, modulo their number, of the CPUs this process may use; returns it (``None`` where
-    the OS has no affinity call).  *(measured, docs/design.md "Several JAX processes on few cores")*
-    Unpinned, two JAX processes on the 2-core machine ran a loop of small jitted programs 30-90x
-    slower than one alone, whatever ``XLA_FLAGS`` said (the runtime's worker threads of both processes
-    migrate over both cores and spin); pinned one per core, each ran as fast as one alone.  Call it
-    before the process first runs a JAX computation, so that XLA's thread pools start pinned.
+    the OS has no affinity call).  For processes whose place is given (a sweep's worker ``i``, pytest-xdist
+    worker ``gwK``); a process that must find a free core claims one (:func:`bayes_attn._cpus.claim_cpus`).
+    *(measured, docs/design.md "Several JAX processes on few cores")* Unpinned, two JAX processes on the
+    2-core machine ran a loop of small jitted programs 30-90x slower than one alone, whatever ``XLA_FLAGS``
+    said; pinned one per core, each ran as fast as one alone.  Call it before the process first runs a JAX
+    computation, so that XLA's thread pools start pinned.
 
     ``one_native_thread`` (default): also limit the native thread pools of BLAS/LAPACK and OpenMP to one
-    thread (:func:`limit_native_threads`).  *(measured, 2026-12-01)* Without it, NumPy's OpenBLAS keeps
-    the two threads it sized itself for at import, now on one core, where they spin waiting for each
-    other: one ``(1000, 30, 200) @ (200, 200)`` product (building the Markov task) took 16.6 s pinned
-    against 0.08 s unpinned, and every sweep cell and pinned test paid it."""
-    if not hasattr(os, "sched_setaffinity"):
-        return None
-    allowed = sorted(os.sched_getaffinity(0))
+    thread (:func:`limit_native_threads`; pinned without it, NumPy's OpenBLAS threads spin on the one core)."""
+    allowed = allowed_cpus()
     cpu = allowed[index % len(allowed)]
-    try:
-        os.sched_setaffinity(0, {cpu})
-    except OSError:
+    if not pin_to_cpus({cpu}):
         return None
-    done: set[int] = set()
-    for _ in range(10):          # a thread started by a not-yet-pinned thread meanwhile: go round again
-        try:
-            tids = {int(t) for t in os.listdir("/proc/self/task")}
-        except OSError:
-            break
-        if tids <= done:
-            break
-        for tid in tids - done:
-            try:
-                os.sched_setaffinity(tid, {cpu})
-            except OSError:      # a thread that has just exited
-                pass
-        done |= tids
     if one_native_thread:
-        limit_native_threads()
+        limit_native_threads(1)
     return cpu
-
-
-def limit_native_threads() -> None:
-    """One thread for every BLAS/LAPACK and OpenMP pool of this process: those loaded already
-    (``threadpoolctl``) and those loaded later (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``,
-    ``MKL_NUM_THREADS``, read when a library loads).  For a process pinned to one core
-    (:func:`pin_to_one_core`)."""
-    from threadpoolctl import threadpool_limits
-
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = "1"
-    threadpool_limits(limits=1)  # kept for the process's life: no restore
 
 
 def memory_map_usage() -> tuple[int, int] | None:

@@ -86,7 +86,7 @@ def register(sub) -> None:
     f.add_argument("--max-iter", type=int, help="L-BFGS iterations (default 3000 for DATA.npz; for alignments the "
                    "protein defaults, docs/potts_proteins.md)")
     f.add_argument("--seed", type=int, default=0)
-    f.set_defaults(func=run_fit, fields=None)
+    f.set_defaults(func=run_fit, fields=None, cpus_default="all")  # large matrix products
     c = ps.add_parser("contacts", help="contact scores of a fit (APC-corrected Frobenius norms), precision "
                       "against a structure")
     c.add_argument("fit", help="FIT.npz of `potts fit`")

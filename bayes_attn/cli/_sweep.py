@@ -21,7 +21,7 @@ def register(sub) -> None:
                         "0 = run the cells in this process)")
     g.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://HOST:8786")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, cpus_default="all")  # the workers pin themselves, one core each
 
 
 def run(args) -> int:

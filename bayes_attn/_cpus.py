@@ -1,0 +1,192 @@
+"""Sharing the machine: a process claims the least-loaded free CPUs and pins itself to them.
+
+Several JAX processes on few cores fight: unpinned, the runtime's worker threads of each process move over
+every core and spin while they wait for each other, and two processes on the 2-core machine each ran many
+times slower than one alone, whatever ``XLA_FLAGS`` said; pinned one per core, each ran as fast as one alone
+(docs/design.md, "Several JAX processes on few cores").  Pinning alone is not enough when two processes start
+together: both would see the same idle core.  So a process *claims* its cores:
+
+1. it reads how busy each CPU it may use is (:func:`cpu_busy`, two samples of ``/proc/stat``), so that a core
+   loaded by any other program is avoided;
+2. it takes, least busy first, an exclusive non-blocking ``flock`` on one lock file per core in
+   :func:`lock_dir` (the kernel decides atomically which of two simultaneous processes gets a core, and frees
+   the lock when the process ends, however it ends);
+3. where fewer cores are free than asked for, it shares the least busy of the claimed ones (nothing blocks);
+4. it pins every thread to the claimed cores (:func:`pin_to_cpus`) before JAX starts its thread pools, and
+   limits the native BLAS/OpenMP pools to that many threads.
+
+The command line does this for every command (``--cpus``, docs/design.md); the Python API leaves the process
+alone unless the user calls :func:`claim_cpus`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+#: environment variable naming the folder of the per-core lock files
+LOCK_ENV = "BAYES_ATTN_LOCK_DIR"
+
+_HELD: dict[int, int] = {}  # cpu -> file descriptor holding its lock, for the life of the process
+
+
+def allowed_cpus() -> list[int]:
+    """The CPUs this process may run on (its affinity mask: a container's or a batch job's share)."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
+
+
+def lock_dir() -> Path:
+    """Folder of the per-core lock files: ``$BAYES_ATTN_LOCK_DIR``, else ``<tmp>/bayes_attn-cpus-<uid>``
+    (per user: another user's processes are only seen through :func:`cpu_busy`)."""
+    value = os.environ.get(LOCK_ENV)
+    if value:
+        return Path(value).expanduser()
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"bayes_attn-cpus-{uid}"
+
+
+def _cpu_times() -> dict[int, tuple[int, int]]:
+    """``cpu -> (busy, total)`` jiffies since boot, from ``/proc/stat`` (empty where it does not exist)."""
+    out = {}
+    try:
+        with open("/proc/stat") as fh:
+            for line in fh:
+                if not line.startswith("cpu") or line.startswith("cpu "):
+                    continue
+                name, *fields = line.split()
+                vals = [int(v) for v in fields[:8]]
+                idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
+                out[int(name[3:])] = (sum(vals) - idle, sum(vals))
+    except (OSError, ValueError):
+        return {}
+    return out
+
+
+def cpu_busy(cpus, interval: float = 0.1) -> dict[int, float]:
+    """Fraction of the last ``interval`` seconds each of ``cpus`` spent busy (0 where unknown)."""
+    a = _cpu_times()
+    time.sleep(interval) if a else None
+    b = _cpu_times()
+    busy = {}
+    for c in cpus:
+        if c in a and c in b and b[c][1] > a[c][1]:
+            busy[c] = (b[c][0] - a[c][0]) / (b[c][1] - a[c][1])
+        else:
+            busy[c] = 0.0
+    return busy
+
+
+def _try_lock(folder: Path, cpu: int) -> bool:
+    import fcntl
+
+    fd = os.open(folder / f"cpu{cpu}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    os.set_inheritable(fd, False)
+    _HELD[cpu] = fd
+    return True
+
+
+def choose_cpus(n: int, *, busy: dict[int, float] | None = None, folder: Path | None = None) -> tuple[int, ...]:
+    """Claim ``n`` of the allowed CPUs (steps 1-3 of the module docstring); returns them, sorted.  Cores
+    this process holds already count as claimed.  Where locking is impossible (no ``fcntl``, an unwritable
+    folder) the least busy cores are returned unlocked."""
+    allowed = allowed_cpus()
+    n = min(max(int(n), 1), len(allowed))
+    busy = cpu_busy(allowed) if busy is None else busy
+    order = sorted(allowed, key=lambda c: (busy.get(c, 0.0), c))
+    got = [c for c in order if c in _HELD][:n]
+    folder = lock_dir() if folder is None else folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for c in order:
+            if len(got) >= n:
+                break
+            if c not in got and _try_lock(folder, c):
+                got.append(c)
+    except (OSError, ImportError):
+        pass
+    for c in order:  # fewer free cores than asked for: share the least busy ones
+        if len(got) >= n:
+            break
+        if c not in got:
+            got.append(c)
+    return tuple(sorted(got))
+
+
+def release_cpus() -> None:
+    """Give back every core this process claimed (the locks also go when the process ends)."""
+    while _HELD:
+        _, fd = _HELD.popitem()
+        os.close(fd)
+
+
+def pin_to_cpus(cpus) -> bool:
+    """Pin every thread of this process (and the threads and processes it starts later) to ``cpus``;
+    returns whether it could.  Call before the process first runs a JAX computation, so that XLA's thread
+    pools start pinned."""
+    if not hasattr(os, "sched_setaffinity"):
+        return False
+    cpus = set(cpus)
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError:
+        return False
+    done: set[int] = set()
+    for _ in range(10):          # a thread started by a not-yet-pinned thread meanwhile: go round again
+        try:
+            tids = {int(t) for t in os.listdir("/proc/self/task")}
+        except OSError:
+            break
+        if tids <= done:
+            break
+        for tid in tids - done:
+            try:
+                os.sched_setaffinity(tid, cpus)
+            except OSError:      # a thread that has just exited
+                pass
+        done |= tids
+    return True
+
+
+def limit_native_threads(n: int = 1) -> None:
+    """At most ``n`` threads for every BLAS/LAPACK and OpenMP pool of this process: those loaded already
+    (``threadpoolctl``) and those loaded later (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``,
+    ``MKL_NUM_THREADS``, read when a library loads).  *(measured, docs/design.md)* NumPy's OpenBLAS sizes
+    its pool at import for every core; pinned to fewer, its threads spin waiting for each other (a matrix
+    product about 180x slower)."""
+    from threadpoolctl import threadpool_limits
+
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(int(n))
+    threadpool_limits(limits=int(n))  # kept for the process's life: no restore
+
+
+def claim_cpus(n: int) -> tuple[int, ...] | None:
+    """Claim ``n`` cores (:func:`choose_cpus`), pin this process to them and size its native thread pools
+    to them; with one core, XLA's Eigen kernels also run on one thread.  ``n`` at least the number of
+    allowed cores: nothing is claimed or pinned (``None``), the process keeps every core."""
+    allowed = allowed_cpus()
+    if n >= len(allowed):
+        return None
+    cpus = choose_cpus(n)
+    if not pin_to_cpus(cpus):
+        release_cpus()
+        return None
+    if len(cpus) == 1:
+        from ._cache import limit_xla_threads
+
+        limit_xla_threads()
+    limit_native_threads(len(cpus))
+    return cpus
+
+
+__all__ = ["LOCK_ENV", "allowed_cpus", "lock_dir", "cpu_busy", "choose_cpus", "release_cpus", "pin_to_cpus",
+           "limit_native_threads", "claim_cpus"]

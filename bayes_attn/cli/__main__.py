@@ -1,0 +1,5 @@
+"""``python -m bayes_attn.cli ...``: the ``bayes-attn`` command without the console script."""
+
+from . import main
+
+main()
