@@ -2,26 +2,37 @@
 checkpoints, resumes and writes every combination (:func:`sample` -> ArviZ DataTree).
 """
 
-from ._checkpoint import fingerprint
-from ._config import INITS, KINDS, MODELS, SAMPLER_MODELS, SamplerConfig
-from ._devices import chain_method, request_host_devices
-from ._driver import sample
-from ._output import package_versions, predictor_statistics, read_run, to_datatree, write_netcdf, write_run
-from ._run_config import RunConfig, load_config, parse_config
-from ._runner import SamplingInterrupted, run_chains
-from ._zero_variance import posterior_scores, zero_variance_mean, zero_variance_statistics
-from .models import (
-    CollapsedModel,
-    Model,
-    ModelArgs,
-    OrderParameterModel,
-    WeightsModel,
-    build_model,
-    theory_start,
-    weight_shapes,
-    weights_from_latent,
-)
-from .samplers import SAMPLERS, STATS, Program, Sampler, Settings
+import importlib
+
+#: where each public name lives; a submodule is imported on first use of one of its names (PEP 562), so a
+#: command that needs the config reader does not pay for NumPyro, ArviZ and Matplotlib (``python -X importtime``)
+_WHERE = {
+    "._checkpoint": ("fingerprint",),
+    "._config": ("INITS", "KINDS", "MODELS", "SAMPLER_MODELS", "SamplerConfig"),
+    "._devices": ("chain_method", "request_host_devices"),
+    "._driver": ("sample",),
+    "._output": ("package_versions", "predictor_statistics", "read_run", "to_datatree", "write_netcdf", "write_run"),
+    "._run_config": ("RunConfig", "load_config", "parse_config"),
+    "._runner": ("SamplingInterrupted", "run_chains"),
+    "._zero_variance": ("posterior_scores", "zero_variance_mean", "zero_variance_statistics"),
+    ".models": ("CollapsedModel", "Model", "ModelArgs", "OrderParameterModel", "WeightsModel", "build_model",
+                "theory_start", "weight_shapes", "weights_from_latent"),
+    ".samplers": ("SAMPLERS", "STATS", "Program", "Sampler", "Settings"),
+}
+_MODULE_OF = {name: mod for mod, names in _WHERE.items() for name in names}
+
+
+def __getattr__(name):
+    if name in _MODULE_OF:
+        value = getattr(importlib.import_module(_MODULE_OF[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __all__ = [
     "SamplerConfig",
