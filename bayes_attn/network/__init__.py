@@ -1,6 +1,6 @@
 """The network: specification, fixed attention, path expansion, path kernels (docs/theory.md §1–§4.3)."""
 
-from ._attention import HeadLayer, hardmax_keys, pool, qk_scores, softmax_keys, w_scores
+from ._attention import HeadLayer, hardmax_keys, layer_matrices, pool, qk_scores, softmax_keys, w_scores
 from ._kernels import PathKernels, path_kernel_matrix, path_kernels, predictive
 from ._paths import (
     apply_layer,
@@ -31,6 +31,7 @@ __all__ = [
     "hardmax_keys",
     "w_scores",
     "qk_scores",
+    "layer_matrices",
     "pool",
     "path_attention",
     "path_inputs",

@@ -50,6 +50,15 @@ def qk_scores(x, Q, K):
     return jnp.einsum("bhsg,bhtg->bhst", k, q) / jnp.sqrt(Q.shape[1])
 
 
+def layer_matrices(x, style: str, arrays, hard: bool = False):
+    """Attention matrices ``(P, H, S, S)`` of one layer from its arrays: ``{"W"}`` (w-style), ``{"Q", "K"}``
+    (qk-style), or, for ``style="fixed"``, the matrices themselves (a pure function of arrays, for ``jit``)."""
+    if style == "fixed":
+        return arrays
+    A = w_scores(x, arrays["W"]) if style == "w" else qk_scores(x, arrays["Q"], arrays["K"])
+    return hardmax_keys(A) if hard else softmax_keys(A)
+
+
 def pool(omega, readout: str):
     """Pooled last-layer attention vector ``omega[b,h,s]`` (theory.md §2.3)."""
     if readout == "last":
@@ -123,5 +132,4 @@ class HeadLayer:
             require(om.shape[0] == x.shape[0] and om.shape[2] == x.shape[1], f"attention.{split}",
                     f"shape {om.shape} does not match inputs {x.shape}")
             return om
-        A = self.scores(x)
-        return hardmax_keys(A) if self.hard else softmax_keys(A)
+        return layer_matrices(x, self.style, {k: jnp.asarray(v) for k, v in self.params.items()}, self.hard)

@@ -7,17 +7,27 @@ are derived on demand (and cached) from the bare inputs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._errors import InputError, array, require
-from ..network import HeadLayer, NetworkSpec, path_attention, path_inputs, path_labels, phi
+from ..network import HeadLayer, NetworkSpec, layer_matrices, path_attention, path_inputs, path_labels, phi
 
 SPLITS = ("train", "test")
+
+
+@functools.partial(jax.jit, static_argnames=("styles", "hards", "readout"))
+def _path_inputs(x, arrays, styles, hards, readout):
+    """``x^pi`` (theory.md §2.4) from the layers' arrays, as one compiled program per shapes (a fresh process
+    then looks up one program in the persistent cache instead of compiling every operation)."""
+    omegas = [layer_matrices(x, st, a, h) for st, a, h in zip(styles, arrays, hards)]
+    return path_inputs(x, path_attention(omegas, readout))
 
 
 @dataclass(frozen=True)
@@ -103,7 +113,12 @@ class Task:
         cache = self._cache
         if key not in cache:
             x, _ = self._split(split)
-            cache[key] = path_inputs(jnp.asarray(x), path_attention(self.omegas(split), readout))
+            x = jnp.asarray(x)
+            # fixed arrays are checked (and taken) by matrices(); the others enter as their parameters
+            arrays = tuple(layer.matrices(x, split) if layer.style == "fixed"
+                           else {k: jnp.asarray(v) for k, v in layer.params.items()} for layer in self.layers)
+            cache[key] = _path_inputs(x, arrays, tuple(layer.style for layer in self.layers),
+                                      tuple(layer.hard for layer in self.layers), readout)
         return cache[key]
 
     def phi(self, split: str, spec: NetworkSpec):

@@ -6,6 +6,7 @@ import itertools
 import math
 from typing import Sequence
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy.special import ndtr
@@ -14,13 +15,21 @@ from .._errors import require
 from ..network import path_kernels, predictive
 
 
+@jax.jit
+def _predict(U, phi_train, phi_test, y, T):
+    return predictive(U, path_kernels(phi_train, phi_test), y, T)
+
+
 def predict(U, phi_train, phi_test, y, T):
     """Predictor mean and variance on the test inputs at path overlap ``U`` (docs/theory.md eq. (4.2b)).
 
     :func:`bayes_attn.network.predictive` with the kernel data of ``phi_train`` and ``phi_test``;
-    observation noise ``T`` is not included in the variance.
+    observation noise ``T`` is not included in the variance.  One compiled program per shapes (``T`` is
+    traced), so a scan over widths and temperatures compiles it once.
     """
-    return predictive(jnp.asarray(U), path_kernels(phi_train, phi_test), jnp.asarray(y), T)
+    f = jnp.float64
+    return _predict(jnp.asarray(U, f), jnp.asarray(phi_train, f), jnp.asarray(phi_test, f), jnp.asarray(y, f),
+                    jnp.asarray(T, f))
 
 
 def predictor_metrics(mean, var, y_test) -> dict[str, float]:

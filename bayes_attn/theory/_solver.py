@@ -122,11 +122,31 @@ def _newton_data(theta, hyper, kd, y):
 #: trust radius of one Newton step in the max-norm of the Cholesky parameters ``theta``
 MAX_STEP = 1.0
 
+# The steps around the Newton loop run as a few compiled programs rather than op by op: a fresh process
+# then traces, and finds in the persistent compilation cache, four programs instead of dozens of single
+# operations (the start-up of ``bayes-attn theory``, docs/design.md).
+_kernel_data = jax.jit(kernel_data)
 
-def _start(spec, init):
+
+@jax.jit
+def _gp_start(hyper):
+    return pack_cholesky(gp_order_parameters(hyper)[1])
+
+
+_pack = jax.jit(pack_cholesky)
+
+
+@jax.jit
+def _finish(theta, hyper):
+    """``[U_1..U_L]``, ``U_a`` and the smallest eigenvalue of each ``U_l`` at the solution ``theta``."""
+    Us = unpack_cholesky(theta, _sizes(hyper))
+    return Us, u_a_closed_form(Us[-1], hyper), jnp.stack([jnp.linalg.eigvalsh(U)[0] for U in Us])
+
+
+def _start(hyper, init):
     if init is None:
-        return pack_cholesky(gp_order_parameters(spec)[1])
-    return pack_cholesky([jnp.asarray(U, dtype=jnp.float64) for U in init])
+        return _gp_start(hyper)
+    return _pack([jnp.asarray(U, dtype=jnp.float64) for U in init])
 
 
 def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, warn: bool = True) -> Solution:
@@ -150,9 +170,9 @@ def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, wa
     Solution ``(U_a, Us, status)``.  A failed solve emits :class:`TheoryWarning`.
     """
     hyper = Hyper.from_spec(spec)
-    kd = kernel_data(jnp.asarray(phi, dtype=jnp.float64))
+    kd = _kernel_data(jnp.asarray(phi, dtype=jnp.float64))
     y = jnp.asarray(y, dtype=jnp.float64)
-    theta = _start(spec, init)
+    theta = _start(hyper, init)
     msg, converged, it = "maximum number of iterations reached", False, 0
     f, g, H, H_u, rel = _newton_data(theta, hyper, kd, y)
     for it in range(1, max_iter + 1):
@@ -179,10 +199,9 @@ def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, wa
             break
         theta = theta + t * step
         f, g, H, H_u, rel = _newton_data(theta, hyper, kd, y)
-    Us = unpack_cholesky(theta, _sizes(hyper))
-    U_a = u_a_closed_form(Us[-1], spec)
+    Us, U_a, eig_U = _finish(theta, hyper)
     h_eig = float(np.linalg.eigvalsh(np.asarray(H_u)).min()) if np.all(np.isfinite(np.asarray(H_u))) else np.nan
-    min_eig = tuple(float(np.linalg.eigvalsh(np.asarray(U)).min()) for U in Us) + (float(U_a),)
+    min_eig = tuple(float(e) for e in np.asarray(eig_U)) + (float(U_a),)
     hess_pd = bool(np.isfinite(h_eig) and h_eig > 0)
     if converged and not hess_pd:
         msg = "converged to a stationary point whose Hessian is not positive definite"
