@@ -8,7 +8,10 @@ Named parts:
   draws never depend on how the run was chunked;
 * :func:`compiled`: the compiled chunk programs, cached by (sampler, model, settings, chunk length):
   the model's data, widths, temperature and seed are traced arguments, so every run with the same
-  shapes reuses them (a sweep compiles once per shape and worker);
+  shapes reuses them (a sweep compiles once per shape and worker).  The number of iterations a chunk
+  runs is traced too, so a run compiles one sampling program (plus init, end of warm-up and, for
+  samplers whose warm-up step differs from their sampling step, one warm-up program), however its
+  iterations fall into chunks;
 * :class:`Schedule`: warm-up, discarded and kept iterations and the chunk grid;
 * :mod:`._checkpoint`: checkpoint I/O; :func:`run_chains`: the loop that ties them together,
   with the progress bar and the optional stop after ``stop_after_chunks`` chunks.
@@ -82,45 +85,64 @@ def _mapped(fn, method: str, n_batched: int, n_shared: int):
     return jax.jit(jax.vmap(fn, in_axes=axes))
 
 
+def _zeros(shapes):
+    return jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), shapes)
+
+
 @functools.lru_cache(maxsize=None)
 def compiled(sampler: str, model, settings, store_weights: bool, method: str, part: str, n: int = 0, thin: int = 1):
     """The mapped, compiled chunk function ``part`` of a sampler's program (cached; see module docstring).
 
     * ``"init"``: ``(keys, positions, args, inverse_mass_matrix) -> carry``;
-    * ``"warmup"``: ``n`` warm-up iterations, ``(carry, keys, t0, args) -> carry``;
     * ``"end"``: ``(carry, keys, args) -> carry``;
-    * ``"skip"``: ``n`` sampling iterations, nothing stored;
-    * ``"draw"``: ``n`` kept draws of ``thin`` iterations, ``(carry, keys, t0, args) -> (carry, (derived, stats))``.
+    * ``"draw"``: up to ``n`` blocks of ``thin`` sampling iterations, ``(carry, keys, t0, n_iter, store, args) ->
+      (carry, (derived, stats))``: iteration ``t0 + i`` runs for ``i < n_iter`` (a **traced** count, so the
+      last, partial chunk, the iterations discarded before thinning and -- where the sampler's warm-up step is
+      its sampling step (``Program.shared_step``: NUTS, Gibbs) -- every warm-up chunk reuse this one program);
+      the derived quantities of block ``j`` are computed when ``store`` and the block ran (a skipped block gives
+      zeros, which the caller drops);
+    * ``"warmup"``: the same loop with the sampler's separate warm-up step, ``(carry, keys, t0, n_iter, args) ->
+      carry``.
+
+    The conditions are on values shared by all chains, so under ``vmap`` they stay branches (a skipped
+    iteration costs nothing).
     """
     prog = _program(sampler, model, settings)
     if part == "init":
         return _mapped(lambda key, pos, args, imm: prog.init(key, args, pos, imm), method, 2, 2)
     if part == "end":
         return _mapped(lambda c, key, args: prog.end_warmup(key, c, args), method, 2, 1)
-    if part in ("warmup", "skip"):
-        step = prog.warmup_step if part == "warmup" else (lambda k, c, a: prog.sample_step(k, c, a)[0])
+    # per-chain pieces as jitted functions: their shapes (for the skipped branches) come from the same trace
+    step = jax.jit(prog.warmup_step if part == "warmup" else prog.sample_step)
+    derive = jax.jit(lambda c, args: dict(model.derived(prog.position(c, args), args, store_weights)))
 
-        def run(carry, key, t0, args):
-            def body(c, i):
-                return step(jax.random.fold_in(key, t0 + i), c, args), None
-            return jax.lax.scan(body, carry, jnp.arange(n))[0]
-        return _mapped(run, method, 2, 2)
+    def loop(carry, key, t0, n_iter, store, args):
+        def one(c, i):
+            k = jax.random.fold_in(key, t0 + i)
+            if part == "warmup":
+                return jax.lax.cond(i < n_iter, lambda c: step(k, c, args), lambda c: c, c), None
+            zeros = _zeros(jax.eval_shape(step, k, c, args)[1])
+            return jax.lax.cond(i < n_iter, lambda c: step(k, c, args), lambda c: (c, zeros), c)
 
-    def draw(carry, key, t0, args):
-        def inner(c, i):
-            return prog.sample_step(jax.random.fold_in(key, t0 + i), c, args)
-
-        def outer(c, j):
-            c, st = jax.lax.scan(inner, c, j * thin + jnp.arange(thin))
+        def block(c, j):
+            c, st = jax.lax.scan(one, c, j * thin + jnp.arange(thin))
+            if part == "warmup":
+                return c, None
             st = {k: _REDUCE[prog.reduce.get(k, "last")](v) for k, v in st.items()}
-            return c, (dict(model.derived(prog.position(c, args), args, store_weights)), st)
-        return jax.lax.scan(outer, carry, jnp.arange(n))
-    return _mapped(draw, method, 2, 2)
+            blank = _zeros(jax.eval_shape(derive, c, args))
+            d = jax.lax.cond(store & (j * thin < n_iter), lambda c: derive(c, args), lambda c: blank, c)
+            return c, (d, st)
+        return jax.lax.scan(block, carry, jnp.arange(n))
+
+    if part == "warmup":
+        return _mapped(lambda c, key, t0, n_iter, args: loop(c, key, t0, n_iter, False, args)[0], method, 2, 3)
+    return _mapped(loop, method, 2, 4)
 
 
-def _append(store: dict, new: dict) -> None:
+def _append(store: dict, new: dict, n: int) -> None:
+    """Append the first ``n`` draws of each ``(chain, draw, ...)`` array of ``new`` to ``store``."""
     for k, v in new.items():
-        v = np.asarray(v)
+        v = np.asarray(v)[:, :n]
         store[k] = np.concatenate([store[k], v], axis=1) if k in store else v
 
 
@@ -136,6 +158,14 @@ def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=N
     method = _chain_method(cfg.chains, cfg.chain_method)
     sch = Schedule.from_config(cfg)
     part = functools.partial(compiled, sampler, model, settings, cfg.store_weights, method)
+    # one sampling program per run, whatever the chunk lengths (module docstring); warm-up shares it where the
+    # sampler's warm-up step is its sampling step
+    draw = part("draw", sch.per_chunk, sch.thin)
+    if _program(sampler, model, settings).shared_step:
+        def warm(c, k, t0, n_iter, a):
+            return draw(c, k, t0, n_iter, False, a)[0]
+    else:
+        warm = part("warmup", sch.per_chunk, sch.thin)
     keys, end_keys = chain_keys(cfg.seed, cfg.chains)
     imm = None if inverse_mass_matrix is None else jnp.asarray(inverse_mass_matrix)
     ck = Path(checkpoint) if checkpoint is not None else None
@@ -167,7 +197,7 @@ def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=N
             n = min(sch.per_chunk * sch.thin, sch.warmup - done["warm"])
             # block: JAX dispatches CPU work asynchronously, so without a wait the bar showed warm-up done in
             # seconds and charged its work to the first batch of draws (1.6x per draw in the digits runs)
-            carry = jax.block_until_ready(part("warmup", n)(carry, keys, done["warm"], args))
+            carry = jax.block_until_ready(warm(carry, keys, done["warm"], n, args))
             done["warm"] += n
             if done["warm"] == sch.warmup:
                 carry, done["ended"] = jax.block_until_ready(part("end")(carry, end_keys, args)), True
@@ -178,16 +208,16 @@ def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=N
             carry, done["ended"] = part("end")(carry, end_keys, args), True
         t_sample = sch.warmup
         if done["skipped"] < sch.skip:
-            carry = jax.block_until_ready(part("skip", sch.skip)(carry, keys, t_sample, args))
+            carry = jax.block_until_ready(draw(carry, keys, t_sample, sch.skip, False, args)[0])
             done["skipped"] = sch.skip
             bar.update(sch.skip)
             after_chunk()
         t_sample += sch.skip
         while done["kept"] < sch.n_keep:
             n = min(sch.per_chunk, sch.n_keep - done["kept"])
-            carry, (d, st) = part("draw", n, sch.thin)(carry, keys, t_sample + done["kept"] * sch.thin, args)
-            _append(post, d)
-            _append(stats, st)
+            carry, (d, st) = draw(carry, keys, t_sample + done["kept"] * sch.thin, n * sch.thin, True, args)
+            _append(post, d, n)
+            _append(stats, st, n)
             done["kept"] += n
             bar.update(n * sch.thin)
             if "acceptance_rate" in stats:

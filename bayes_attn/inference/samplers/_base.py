@@ -38,7 +38,9 @@ class Program(NamedTuple):
     ``None``); ``warmup_step(key, carry, args) -> carry``; ``end_warmup(key, carry, args) -> carry``
     (fix what warm-up tuned); ``sample_step(key, carry, args) -> (carry, stats)``;
     ``position(carry, args) -> dict`` of model sites; ``reduce``: per stat, how a thinning block is
-    summarised (``"sum"``, ``"any"``, ``"last"``; default ``"last"``).
+    summarised (``"sum"``, ``"any"``, ``"last"``; default ``"last"``); ``shared_step``: the warm-up step
+    is the sampling step without its statistics (NUTS adapts inside its kernel; Gibbs has no tuning), so
+    the runner runs warm-up through the sampling program and compiles the kernel once.
     """
 
     init: Callable
@@ -47,6 +49,7 @@ class Program(NamedTuple):
     sample_step: Callable
     position: Callable
     reduce: dict
+    shared_step: bool = False
 
 
 @dataclass(frozen=True)

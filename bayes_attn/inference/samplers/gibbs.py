@@ -208,7 +208,7 @@ def program(model, settings: Settings) -> Program:
                        "n_steps": info.n_solves}
 
     return Program(init_fn, lambda k, s, a: kernel(k, s, a)[0], lambda k, s, a: s, sample_step,
-                   lambda s, a: s.position, {"diverging": "any", "n_steps": "sum"})
+                   lambda s, a: s.position, {"diverging": "any", "n_steps": "sum"}, shared_step=True)
 
 
 SAMPLER = Sampler("gibbs", program, ("lp", "acceptance_rate", "diverging", "n_steps"), ("weights", "collapsed"))

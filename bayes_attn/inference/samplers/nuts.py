@@ -96,7 +96,7 @@ def program(model, settings: Settings) -> Program:
         return state, stats
 
     return Program(init_fn, lambda k, s, a: sample_step(k, s, a)[0], lambda k, s, a: s, sample_step,
-                   lambda s, a: s.z, {"diverging": "any", "n_steps": "sum"})
+                   lambda s, a: s.z, {"diverging": "any", "n_steps": "sum"}, shared_step=True)
 
 
 SAMPLER = Sampler("nuts", program, ("lp", "acceptance_rate", "step_size", "diverging", "n_steps", "tree_depth",
