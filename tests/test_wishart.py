@@ -237,7 +237,10 @@ def _zero_variance_check(task, spec, post, max_ratio):
     ref_a, (ref1, _) = gp_order_parameters(spec)
     for g, ref in ((post["U"], np.asarray(ref1)), (post["U_a"], float(ref_a))):
         est = zero_variance_mean(g, scores)
-        z = (est["mean"] - ref) / est["mcse"]
+        # U_a is linear in the scores under the prior: the control variate removes all its variance and both the
+        # error and the MCSE are round-off (~1e-16), so the MCSE gets a floor at 1e-12 of the value (a ratio of
+        # round-offs flipped this test when the draws moved by 1e-11 from a change in the compiled programs)
+        z = (est["mean"] - ref) / np.maximum(est["mcse"], 1e-12 * np.max(np.abs(ref)))
         assert np.max(np.abs(z)) < 4.0, z
         z_plain = (est["mean_plain"] - ref) / est["mcse_plain"]
         assert np.max(np.abs(z_plain)) < 4.0, z_plain
