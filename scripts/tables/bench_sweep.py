@@ -35,7 +35,7 @@ def render() -> str:
     return (table(["how the grid runs", "median wall", "runs", "speed-up over processes"], rows)
             + f"\nsweep, 1 worker vs processes: {d['ratio_processes_over_sweep_1']:.2f}× faster (target ≥ 1.5); "
               f"2 workers vs 1: {d['ratio_sweep_1_over_sweep_2']:.2f}× (target ≥ 1.5); "
-              f"{d['meta']['repeats']} interleaved repeats, {d['meta']['cpu_count']} cores, {d['meta']['date']}.\n\n"
+              f"{d['meta']['repeats']} interleaved repeats, {d['meta']['cpu_count']} cores.\n\n"
             + split
             + f"\nwarm cache vs cold, end to end: {th['ratio_cold_over_warm']:.2f}× faster (target ≥ 2).\n"
             + _workers(med['processes']) + _full())
@@ -69,7 +69,7 @@ def _full() -> str:
             + f"\nsweep, 1 worker vs processes: {f['ratio_processes_over_sweep_1']:.2f}× (target ≥ 1.5); "
               f"2 workers vs 1: {f['ratio_sweep_1_over_sweep_2']:.2f}× (target ≥ 1.5); "
               f"{f['meta']['repeats']} interleaved repeats ({runs['processes']} with the processes), "
-              f"{f['meta']['cpu_count']} cores, {f['meta']['date']}.\n")
+              f"{f['meta']['cpu_count']} cores.\n")
 
 
 def _workers(processes_s: float) -> str:
@@ -85,4 +85,4 @@ def _workers(processes_s: float) -> str:
             + table(["how the grid runs", "median wall", "runs"], rows)
             + f"\n2 workers vs 1: {w['ratio_sweep_1_over_sweep_2']:.2f}× (target ≥ 1.5); "
               f"1 pinned worker vs the processes of the run above (not side by side): {processes_s / med['sweep_1']:.2f}×; "
-              f"{w['meta']['repeats']} interleaved repeats, {w['meta']['cpu_count']} cores, {w['meta']['date']}.\n")
+              f"{w['meta']['repeats']} interleaved repeats, {w['meta']['cpu_count']} cores.\n")
