@@ -124,12 +124,17 @@ class HeadLayer:
             return qk_scores(x, jnp.asarray(self.params["Q"]), jnp.asarray(self.params["K"]))
         raise InputError("attention: fixed attention arrays have no scores; use matrices(x, split)")
 
-    def matrices(self, x, split: str | None = None):
-        """Attention matrices ``(P, H, S, S)`` for inputs ``x`` (``split`` names fixed arrays)."""
+    def arrays(self, x, split: str | None = None):
+        """What :func:`layer_matrices` needs for inputs ``x``: the parameters, or for fixed attention the
+        checked matrices of ``split``."""
         if self.style == "fixed":
             require(split in self.params, "attention", f"no fixed attention array for split {split!r}")
             om = jnp.asarray(self.params[split])
             require(om.shape[0] == x.shape[0] and om.shape[2] == x.shape[1], f"attention.{split}",
                     f"shape {om.shape} does not match inputs {x.shape}")
             return om
-        return layer_matrices(x, self.style, {k: jnp.asarray(v) for k, v in self.params.items()}, self.hard)
+        return {k: jnp.asarray(v) for k, v in self.params.items()}
+
+    def matrices(self, x, split: str | None = None):
+        """Attention matrices ``(P, H, S, S)`` for inputs ``x`` (``split`` names fixed arrays)."""
+        return layer_matrices(x, self.style, self.arrays(x, split), self.hard)

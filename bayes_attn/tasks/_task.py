@@ -114,9 +114,7 @@ class Task:
         if key not in cache:
             x, _ = self._split(split)
             x = jnp.asarray(x)
-            # fixed arrays are checked (and taken) by matrices(); the others enter as their parameters
-            arrays = tuple(layer.matrices(x, split) if layer.style == "fixed"
-                           else {k: jnp.asarray(v) for k, v in layer.params.items()} for layer in self.layers)
+            arrays = tuple(layer.arrays(x, split) for layer in self.layers)
             cache[key] = _path_inputs(x, arrays, tuple(layer.style for layer in self.layers),
                                       tuple(layer.hard for layer in self.layers), readout)
         return cache[key]

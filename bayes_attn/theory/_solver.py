@@ -124,7 +124,7 @@ MAX_STEP = 1.0
 
 # The steps around the Newton loop run as a few compiled programs rather than op by op: a fresh process
 # then traces, and finds in the persistent compilation cache, four programs instead of dozens of single
-# operations (the start-up of ``bayes-attn theory``, docs/design.md).
+# operations (the start-up of ``bayes-attn theory``).
 _kernel_data = jax.jit(kernel_data)
 
 
