@@ -1,4 +1,4 @@
-"""Shared fixtures.  Two host devices so that 2-chain tests run chains in parallel.
+"""Shared fixtures.  Four host devices so that tests can shard chains over 1, 2 and 4 of them.
 
 Every test process (and the processes tests start) runs XLA's Eigen kernels on one CPU thread, and each
 pytest-xdist worker is pinned to its own core: pytest-xdist runs one process per core, and JAX processes
@@ -13,7 +13,7 @@ _ONE_THREAD = "--xla_cpu_multi_thread_eigen=false"
 if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _ONE_THREAD).strip()
 if "xla_force_host_platform_device_count" not in os.environ["XLA_FLAGS"]:
-    os.environ["XLA_FLAGS"] += " --xla_force_host_platform_device_count=2"
+    os.environ["XLA_FLAGS"] += " --xla_force_host_platform_device_count=4"
 # The persistent compilation cache is OFF in the tests and the processes they start (set
 # BAYES_ATTN_CACHE_DIR to turn it on): CI starts from an empty cache, so it saves little there.  (One
 # suite run on 2026-11-30 lost a worker to a segmentation fault inside XLA's executable.serialize(); the
@@ -31,7 +31,7 @@ if os.environ.get("PYTEST_XDIST_WORKER", "").startswith("gw"):
     pin_to_one_core(int(os.environ["PYTEST_XDIST_WORKER"][2:]))
 from bayes_attn.inference import request_host_devices  # noqa: E402
 
-request_host_devices(2)
+request_host_devices(4)
 
 from bayes_attn._cache import enable_compilation_cache, release_compiled_programs  # noqa: E402
 

@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.slow  # 2-3 min of compilation for four GPU-sized programs at CPU-smoke sizes
+@pytest.mark.slow  # ~2 min of compilation for six GPU-sized programs at CPU-smoke sizes
 def test_device_benchmark_smoke(tmp_path):
     out = tmp_path / "device.json"
     env = {**os.environ, "PYTHON": sys.executable}
@@ -22,11 +22,14 @@ def test_device_benchmark_smoke(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     cases = {c["case"]: c for c in res["cases"]}
-    assert set(cases) == {"nuts_full", "wishart_1e5", "gibbs_64", "digits_theory"}
+    assert set(cases) == {"nuts_full", "wishart_1e5", "gibbs_64", "digits_theory", "nuts_full_f32", "wishart_1e5_f32"}
     assert res["meta"]["smoke"] and res["meta"]["backend"] == "cpu"
     assert cases["wishart_1e5"]["width"][0] == 100_000 and cases["wishart_1e5"]["model"] == "order_parameters"
     assert all(c["wall_s"] > 0 and c["min_ess_bulk"] > 0 for k, c in cases.items() if k != "digits_theory")
     assert cases["digits_theory"]["paths"] == 16 and all(cases["digits_theory"]["converged"])
+    # the sharded path: the script asks for 4 host devices, so 2 chains run on 2 of them
+    assert all(c["devices"] == 2 for k, c in cases.items() if k != "digits_theory")
+    assert cases["wishart_1e5_f32"]["precision"] == "float32" and cases["wishart_1e5"]["precision"] == "float64"
 
 
 @pytest.mark.slow

@@ -15,8 +15,8 @@ def _problem(heads=(2, 2)):
     return task, NetworkSpec(heads=task.heads, n0=task.n0, width=3, temperature=0.2, readout="last")
 
 
-#: one layer of two heads: the tests that compare two routes to the same draws (compile once, vectorized
-#: vs parallel, runner vs numpyro.MCMC) compile about half as much as on two layers; the resume tests
+#: one layer of two heads: the tests that compare two routes to the same draws (compile once, chain layouts,
+#: runner vs numpyro.MCMC) compile about half as much as on two layers; the resume tests
 #: keep the two-layer problem
 ONE_LAYER = (2,)
 
@@ -65,20 +65,6 @@ class TestConfig:
         with pytest.raises(InputError, match=field):
             SamplerConfig(**kw)
 
-    def test_chain_method_choice(self):
-        # CPU: vmap by default (measured faster than pmap over host devices, docs/design.md);
-        # "parallel" needs one device per chain and falls back to sequential with a warning
-        import jax
-
-        from bayes_attn.inference import chain_method
-
-        assert jax.default_backend() == "cpu"
-        assert chain_method(4) == "vectorized"
-        assert chain_method(1) == "sequential"
-        assert chain_method(2, "parallel") == "parallel"  # conftest asks for 2 host devices
-        with pytest.warns(RuntimeWarning, match="sequentially"):
-            assert chain_method(jax.local_device_count() + 1, "parallel") == "sequential"
-
     def test_vectorized_and_sequential_chains_agree(self):
         # same model, same seed: both chain methods must target the same posterior (means of f
         # within 5 combined MCSE); a broken vmap of the model would show up here
@@ -96,8 +82,9 @@ class TestConfig:
         assert np.all(np.abs(m1 - m2) <= 5 * np.hypot(s1, s2) + 1e-12)
 
     def test_chunked_chain_methods_give_the_same_draws(self):
-        # the custom kernels key every chain by fold_in(seed, chain), so vmap, pmap and lax.map
-        # over chains must return the same exact-Gibbs draws up to floating-point reassociation
+        # the custom kernels key every chain by fold_in(seed, chain), so vmap, vmap sharded over the host
+        # devices ("parallel") and lax.map over chains must return the same exact-Gibbs draws up to
+        # floating-point reassociation (every kind on 1, 2 and 4 devices: tests/test_devices.py)
         task, spec = _problem(ONE_LAYER)
         f = {}
         for method in ("vectorized", "parallel", "sequential"):
@@ -286,38 +273,6 @@ def test_a_second_cell_compiles_nothing(kind, model, new_width):
     finally:
         monitoring.unregister_event_duration_listener(listener)
     assert second == 0, f"{kind}/{model}: {second} XLA compilations in the second cell"
-
-
-#: every sampler kind in the fast suite; NUTS on the two weight models in the slow set (the suite's time)
-DEVICE_CASES = [*(pytest.param(k, m, id=f"{k}-{m}", marks=pytest.mark.slow) for k, m in (("nuts", "weights"),
-                                                                                        ("nuts", "collapsed"))),
-                *(pytest.param(k, m, id=f"{k}-{m}") for k, m in (("nuts", "order_parameters"), ("mala", "collapsed"),
-                                                                ("ula", "collapsed"), ("gibbs", "weights")))]
-
-
-@pytest.mark.parametrize("kind,model", DEVICE_CASES)
-def test_vectorized_and_parallel_chains_give_the_same_draws(kind, model):
-    """Chains vmapped on one device or pmapped over two host devices (conftest): the same draws, up to
-    floating-point reassociation (XLA batches the vmapped ops differently: measured relative differences
-    <= 2e-11 after 12 iterations) and the same discrete statistics (divergences, tree sizes)."""
-    import jax
-
-    assert jax.local_device_count() >= 2
-    task, spec = _problem(ONE_LAYER)
-    spec = spec.with_(width=4)
-    out = {}
-    for method in ("vectorized", "parallel"):
-        cfg = SamplerConfig(kind=kind, model=model, chains=2, warmup=6, draws=6, seed=5, checkpoint_every=3,
-                            progress_bar=False, chain_method=method)
-        out[method] = sample(task, spec, cfg)
-    for group in ("posterior", "sample_stats"):
-        a, b = out["vectorized"][group].ds, out["parallel"][group].ds
-        assert set(a.data_vars) == set(b.data_vars)
-        for k in a.data_vars:
-            if a[k].dtype.kind in "biu":
-                np.testing.assert_array_equal(a[k].values, b[k].values, err_msg=f"{group}/{k}")
-            else:
-                np.testing.assert_allclose(a[k].values, b[k].values, rtol=1e-8, atol=1e-10, err_msg=f"{group}/{k}")
 
 
 def test_nuts_draws_are_numpyros_mcmc_draws():

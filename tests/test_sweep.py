@@ -112,6 +112,18 @@ def test_hash_covers_resolved_defaults_and_version(tmp_path, monkeypatch):
     assert load_sweep(cfg).cells[0].hash != h0
 
 
+def test_hash_has_precision_not_the_device_layout(tmp_path):
+    """Where the chains run changes no draw (docs/design.md, "Chains over devices"); float32 does."""
+    def h(name, extra):
+        (tmp_path / name).mkdir()
+        base = BASE.replace("progress_bar = false", "progress_bar = false\n" + extra)
+        return load_sweep(_setup(tmp_path / name, '"network.width" = [5]\n', base)).cells[0].hash
+
+    h0 = h("plain", "")
+    assert h("layout", 'chain_method = "parallel"\ndevices = 2') == h0
+    assert h("f32", 'precision = "float32"') != h0
+
+
 def _with_max_tree_depth_default(post_init):
     """``SamplerConfig.__post_init__`` as if the default max_tree_depth were 8."""
     def patched(self):

@@ -32,10 +32,10 @@ def run(args) -> int:
     from ..inference import load_config
 
     cfg = load_config(args.config)
-    # parallel chains need the host devices before any JAX computation
+    # chains sharded over host devices need them before any JAX computation
     from ..inference import request_host_devices
 
-    request_host_devices(cfg.sampler.chains)
+    request_host_devices(cfg.sampler.devices or cfg.sampler.chains)
     from dataclasses import replace
 
     from .._io import remove_stale_temporaries

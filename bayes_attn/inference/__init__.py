@@ -8,8 +8,8 @@ import importlib
 #: command that needs the config reader does not pay for NumPyro, ArviZ and Matplotlib (``python -X importtime``)
 _WHERE = {
     "._checkpoint": ("fingerprint",),
-    "._config": ("INITS", "KINDS", "MODELS", "SAMPLER_MODELS", "SamplerConfig"),
-    "._devices": ("chain_method", "request_host_devices"),
+    "._config": ("INITS", "KINDS", "LAYOUT_FIELDS", "MODELS", "PRECISIONS", "SAMPLER_MODELS", "SamplerConfig"),
+    "._devices": ("ChainLayout", "chain_layout", "chain_method", "request_host_devices"),
     "._driver": ("sample",),
     "._output": ("package_versions", "predictor_statistics", "read_run", "to_datatree", "write_netcdf", "write_run"),
     "._run_config": ("RunConfig", "load_config", "parse_config"),
@@ -43,6 +43,8 @@ __all__ = [
     "MODELS",
     "SAMPLER_MODELS",
     "INITS",
+    "PRECISIONS",
+    "LAYOUT_FIELDS",
     "sample",
     "SAMPLERS",
     "STATS",
@@ -63,6 +65,8 @@ __all__ = [
     "weights_from_latent",
     "request_host_devices",
     "chain_method",
+    "chain_layout",
+    "ChainLayout",
     "to_datatree",
     "write_run",
     "write_netcdf",

@@ -25,9 +25,10 @@ import numpy as np
 from .._errors import InputError
 from .. import _io
 from .._version import __version__
+from ._config import LAYOUT_FIELDS
 
 #: run-only settings that do not change the draws
-_NOT_IN_FINGERPRINT = ("progress_bar", "checkpoint_every", "chain_method")
+_NOT_IN_FINGERPRINT = ("progress_bar", "checkpoint_every", *LAYOUT_FIELDS)
 
 
 def fingerprint(cfg, spec, model, arrays) -> str:

@@ -20,6 +20,11 @@ SAMPLER_MODELS = {"nuts": MODELS, "mala": MODELS, "ula": MODELS, "gibbs": ("weig
 #: (0.574, Roberts & Rosenthal 1998, optimal scaling of MALA)
 DEFAULT_TARGET_ACCEPT = {"mala": 0.574}
 
+#: floating-point precision of a run's arrays and programs
+PRECISIONS = ("float64", "float32")
+#: settings that only say where the chains run: not in a checkpoint's fingerprint or a sweep cell's hash
+LAYOUT_FIELDS = ("chain_method", "devices")
+
 #: where chains start: the sampler's default (NUTS: NumPyro's ``init_to_uniform``; MALA/ULA/Gibbs:
 #: a standard-normal draw of the sites), or (order_parameters only) the theory's saddle point
 INITS = ("uniform", "theory")
@@ -55,8 +60,15 @@ class SamplerConfig:
     * ``dense_mass`` (NUTS): adapt a dense mass matrix; ``None`` = true for the order parameters
       (14-150 correlated dimensions, docs/wishart.md), false for the weight-space models (their
       dimension grows like N^2).
-    * ``chain_method``: ``"auto"`` (vectorized on CPU, ``pmap`` on accelerators), ``"vectorized"``,
-      ``"parallel"`` or ``"sequential"``; see :func:`bayes_attn.inference.chain_method`.
+    * ``chain_method``: ``"auto"`` (vectorized on one device on CPU, sharded over the devices on
+      accelerators), ``"vectorized"``, ``"parallel"`` (sharded over the local devices) or
+      ``"sequential"``; ``devices``: shard the chains over this many devices (``None``: as
+      ``chain_method`` says; it must divide ``chains``).  See :func:`bayes_attn.inference.chain_layout`.
+      Neither changes the draws beyond floating-point reassociation, so neither enters a checkpoint's
+      fingerprint or a sweep cell's hash.
+    * ``precision``: ``"float64"`` (default) or ``"float32"``: the run casts its arrays and traces its
+      programs with 32-bit floats (accelerators are much faster in float32); the draws and stored
+      quantities are float32.  JAX's x64 mode stays on for everything else.
     * ``init``: ``"uniform"`` (each sampler's default start) or ``"theory"`` (order parameters
       only): every chain starts at the saddle point ``U*`` of docs/theory.md §4.4 plus an
       independent ``U(-1, 1)`` jitter per site, and NUTS uses the Laplace metric ``(-H)^-1`` at
@@ -83,6 +95,8 @@ class SamplerConfig:
     checkpoint_every: int = 100
     chain_method: str = "auto"
     init: str = "uniform"
+    devices: int | None = None
+    precision: str = "float64"
 
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
@@ -103,6 +117,7 @@ class SamplerConfig:
                 f"the {self.kind} sampler cannot sample model {self.model!r} "
                 f"(it samples {', '.join(SAMPLER_MODELS[self.kind])})")
         one_of(self.chain_method, CHAIN_METHODS, "sampler.chain_method")
+        one_of(self.precision, PRECISIONS, "sampler.precision")
         one_of(self.init, INITS, "sampler.init")
         require(self.init == "uniform" or self.model == "order_parameters", "sampler.init",
                 f"'theory' starts the order-parameter model, not model {self.model!r}")
@@ -114,6 +129,12 @@ class SamplerConfig:
             require(isinstance(getattr(self, name), bool), f"sampler.{name}",
                     f"must be true or false, got {getattr(self, name)!r}")
         positive(self.chains, "sampler.chains", integer=True)
+        if self.devices is not None:
+            positive(self.devices, "sampler.devices", integer=True)
+            require(self.chains % self.devices == 0, "sampler.devices",
+                    f"{self.devices} devices do not divide {self.chains} chains")
+            require(self.chain_method != "sequential" or self.devices == 1, "sampler.devices",
+                    "chain_method = \"sequential\" runs on one device")
         nonnegative_int(self.warmup, "sampler.warmup")
         positive(self.draws, "sampler.draws", integer=True)
         positive(self.thinning, "sampler.thinning", integer=True)
@@ -140,4 +161,4 @@ class SamplerConfig:
         return self.draws // self.thinning
 
 
-__all__ = ["SamplerConfig", "KINDS", "MODELS", "SAMPLER_MODELS", "INITS"]
+__all__ = ["SamplerConfig", "KINDS", "MODELS", "SAMPLER_MODELS", "INITS", "PRECISIONS", "LAYOUT_FIELDS"]

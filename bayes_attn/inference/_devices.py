@@ -1,13 +1,21 @@
-"""Parallel chains over host devices.
+"""Where the chains run: vectorized on one device, sharded over several, or one after another.
 
-``numpyro.set_host_device_count`` only works before JAX has run anything; after that,
-NumPyro silently falls back to sequential chains.  We make the fallback explicit.
+Chains are laid out over a one-axis device mesh (``"chain"``, :mod:`jax.sharding`): each device runs
+``chains / devices`` of them vectorized (``vmap``) inside :func:`jax.shard_map`, with no communication
+between devices (a device's NUTS trees wait only for its own chains).  This replaces ``jax.pmap``,
+which JAX deprecated; ``chain_method = "parallel"`` in older configs maps onto it.
+
+``numpyro.set_host_device_count`` only works before JAX has run anything; :func:`request_host_devices`
+wraps it, and :func:`chain_layout` says plainly (a warning) when fewer devices are there than asked for.
 """
 
 from __future__ import annotations
 
 import os
 import warnings
+from typing import NamedTuple
+
+from .._errors import InputError
 
 
 def request_host_devices(n: int) -> None:
@@ -23,38 +31,89 @@ def request_host_devices(n: int) -> None:
 CHAIN_METHODS = ("auto", "vectorized", "parallel", "sequential")
 
 
-def chain_method(chains: int, requested: str = "auto") -> str:
-    """How NumPyro runs several chains.
+class ChainLayout(NamedTuple):
+    """``method``: ``"vectorized"`` (``vmap`` within each device) or ``"sequential"`` (``lax.map``);
+    ``devices``: how many devices the chains are sharded over (1: no sharding)."""
 
-    ``requested = "auto"`` *(project choice, measured)*: ``"parallel"`` (``pmap`` over devices)
-    on accelerators with at least ``chains`` devices, else ``"vectorized"`` (``vmap``; on CPU always,
-    and on one GPU, where all chains then share the device).  On
-    2 CPU cores, 4 chains of collapsed NUTS ran several times faster vectorized than ``pmap``-ed
-    over 4 host devices in a development measurement (not stored; docs/design.md, "Chains on CPU").  ``"parallel"`` without enough devices falls back to
-    ``"sequential"`` with a warning (never silently).
+    method: str
+    devices: int
+
+
+def _largest_divisor(chains: int, limit: int) -> int:
+    return max(d for d in range(1, min(chains, limit) + 1) if chains % d == 0)
+
+
+def chain_layout(chains: int, requested: str = "auto", devices: int | None = None) -> ChainLayout:
+    """How the runner maps ``chains`` chains (``[sampler] chain_method`` and ``devices``).
+
+    * ``devices`` given: the chains are sharded over that many local devices (it must divide the
+      chains and be at most the number present: :class:`~bayes_attn.InputError` naming
+      ``sampler.devices`` otherwise);
+    * ``"auto"`` *(project choice, measured; docs/design.md, "Chains on CPU")*: one device on CPU
+      (vectorized: on 2 cores, chains spread over virtual host devices ran several times slower than
+      vectorized on one), and on accelerators the largest number of devices that divides the chains;
+    * ``"parallel"`` (older configs; was ``pmap``): sharded over the largest number of local devices
+      that divides the chains, with a warning when that is a single device;
+    * ``"vectorized"``: one device unless ``devices`` says otherwise; ``"sequential"``: one chain
+      after another on one device.
+
+    One chain always runs ``"sequential"`` (there is nothing to vectorize).
     """
     import jax
 
+    present = jax.local_device_count()
+    if devices is not None:
+        if devices > present:
+            raise InputError(f"sampler.devices: {devices} requested but JAX sees {present} device(s) "
+                             "(CPU: bayes_attn.inference.request_host_devices before any JAX operation)")
+        if chains % devices:
+            raise InputError(f"sampler.devices: {devices} devices do not divide {chains} chains")
     if chains <= 1:
-        return "sequential"
-    if requested == "auto":
-        if jax.default_backend() != "cpu" and jax.local_device_count() >= chains:
-            return "parallel"
-        return "vectorized"
+        return ChainLayout("sequential", 1)
+    if requested == "sequential":
+        return ChainLayout("sequential", 1)
+    if devices is not None:
+        return ChainLayout("vectorized", devices)
     if requested == "parallel":
-        return _parallel_or_sequential(chains)
-    return requested
+        d = _largest_divisor(chains, present)
+        if d == 1:
+            warnings.warn(f"chain_method = \"parallel\": {chains} chains but {present} JAX device(s) that could "
+                          "share them evenly; running them vectorized on one device. Call "
+                          "bayes_attn.inference.request_host_devices(chains) before any JAX operation for host "
+                          "devices.", RuntimeWarning, stacklevel=2)
+        return ChainLayout("vectorized", d)
+    if requested == "auto" and jax.default_backend() != "cpu":
+        return ChainLayout("vectorized", _largest_divisor(chains, present))
+    return ChainLayout("vectorized", 1)
 
 
-def _parallel_or_sequential(chains: int) -> str:
+def chain_method(chains: int, requested: str = "auto") -> str:
+    """The resolved method name: ``"parallel"`` (sharded over several devices), ``"vectorized"`` or
+    ``"sequential"`` (:func:`chain_layout`)."""
+    lay = chain_layout(chains, requested)
+    return "parallel" if lay.devices > 1 else lay.method
+
+
+def shard_chains(fn, layout: ChainLayout, n_batched: int, n_shared: int):
+    """``fn`` (per chain) mapped over chains as ``layout`` says and jitted: the first ``n_batched``
+    arguments carry a leading chain axis, the last ``n_shared`` are shared by every chain."""
     import jax
+    import numpy as np
+    from jax.sharding import Mesh, PartitionSpec
 
-    if jax.local_device_count() >= chains:
-        return "parallel"
-    warnings.warn(
-        f"{chains} chains but only {jax.local_device_count()} JAX device(s): running chains sequentially. "
-        "Call bayes_attn.inference.request_host_devices(chains) before any JAX operation to run them in parallel.",
-        RuntimeWarning,
-        stacklevel=3,
-    )
-    return "sequential"
+    axes = (0,) * n_batched + (None,) * n_shared
+    if layout.method == "sequential":
+        def seq(*a):
+            batched, shared = a[:n_batched], a[n_batched:]
+            return jax.lax.map(lambda b: fn(*b, *shared), batched)
+        return jax.jit(seq)
+    vec = jax.vmap(fn, in_axes=axes)
+    if layout.devices == 1:
+        return jax.jit(vec)
+    mesh = Mesh(np.array(jax.local_devices()[:layout.devices]), ("chain",))
+    specs = (PartitionSpec("chain"),) * n_batched + (PartitionSpec(),) * n_shared
+    return jax.jit(jax.shard_map(vec, mesh=mesh, in_specs=specs, out_specs=PartitionSpec("chain"),
+                                 check_vma=False))  # no collectives: every chain is independent
+
+
+__all__ = ["request_host_devices", "chain_layout", "chain_method", "shard_chains", "ChainLayout", "CHAIN_METHODS"]

@@ -66,6 +66,7 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
         "wall_time_s": wall,
         "resumed": int(bool(resume)),
         "init": cfg.init,
+        "precision": cfg.precision,
         **(attrs or {}),
     }
     if config_text is not None:

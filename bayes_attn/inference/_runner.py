@@ -19,7 +19,9 @@ Named parts:
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 
@@ -29,7 +31,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from . import _checkpoint
-from ._devices import chain_method as _chain_method
+from ._devices import chain_layout, shard_chains
 from .samplers import SAMPLERS
 
 
@@ -73,25 +75,14 @@ def _program(sampler: str, model, settings):
     return SAMPLERS[sampler].program(model, settings)
 
 
-def _mapped(fn, method: str, n_batched: int, n_shared: int):
-    axes = (0,) * n_batched + (None,) * n_shared
-    if method == "parallel":
-        return jax.pmap(fn, in_axes=axes)
-    if method == "sequential":
-        def seq(*a):
-            batched, shared = a[:n_batched], a[n_batched:]
-            return jax.lax.map(lambda b: fn(*b, *shared), batched)
-        return jax.jit(seq)
-    return jax.jit(jax.vmap(fn, in_axes=axes))
-
-
 def _zeros(shapes):
     return jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), shapes)
 
 
 @functools.lru_cache(maxsize=None)
-def compiled(sampler: str, model, settings, store_weights: bool, method: str, part: str, n: int = 0, thin: int = 1):
-    """The mapped, compiled chunk function ``part`` of a sampler's program (cached; see module docstring).
+def compiled(sampler: str, model, settings, store_weights: bool, layout, part: str, n: int = 0, thin: int = 1):
+    """The mapped, compiled chunk function ``part`` of a sampler's program (cached; see module docstring),
+    its chains laid out as ``layout`` (:func:`~bayes_attn.inference.chain_layout`) says.
 
     * ``"init"``: ``(keys, positions, args, inverse_mass_matrix) -> carry``;
     * ``"end"``: ``(carry, keys, args) -> carry``;
@@ -109,9 +100,9 @@ def compiled(sampler: str, model, settings, store_weights: bool, method: str, pa
     """
     prog = _program(sampler, model, settings)
     if part == "init":
-        return _mapped(lambda key, pos, args, imm: prog.init(key, args, pos, imm), method, 2, 2)
+        return shard_chains(lambda key, pos, args, imm: prog.init(key, args, pos, imm), layout, 2, 2)
     if part == "end":
-        return _mapped(lambda c, key, args: prog.end_warmup(key, c, args), method, 2, 1)
+        return shard_chains(lambda c, key, args: prog.end_warmup(key, c, args), layout, 2, 1)
     # per-chain pieces as jitted functions: their shapes (for the skipped branches) come from the same trace
     step = jax.jit(prog.warmup_step if part == "warmup" else prog.sample_step)
     derive = jax.jit(lambda c, args: dict(model.derived(prog.position(c, args), args, store_weights)))
@@ -135,8 +126,8 @@ def compiled(sampler: str, model, settings, store_weights: bool, method: str, pa
         return jax.lax.scan(block, carry, jnp.arange(n))
 
     if part == "warmup":
-        return _mapped(lambda c, key, t0, n_iter, args: loop(c, key, t0, n_iter, False, args)[0], method, 2, 3)
-    return _mapped(loop, method, 2, 4)
+        return shard_chains(lambda c, key, t0, n_iter, args: loop(c, key, t0, n_iter, False, args)[0], layout, 2, 3)
+    return shard_chains(loop, layout, 2, 4)
 
 
 def _append(store: dict, new: dict, n: int) -> None:
@@ -146,6 +137,30 @@ def _append(store: dict, new: dict, n: int) -> None:
         store[k] = np.concatenate([store[k], v], axis=1) if k in store else v
 
 
+@contextlib.contextmanager
+def precision(name: str):
+    """Context in which a run of ``[sampler] precision = name`` traces and runs its programs.
+
+    ``"float32"``: JAX's x64 mode is off inside (so the constants NumPyro and our models create follow
+    the 32-bit arrays instead of promoting them back to float64) and JAX's warnings about explicitly
+    requested 64-bit dtypes (integer statistics) are silenced; x64 stays on everywhere else.
+    """
+    if name == "float64":
+        yield
+        return
+    with jax.enable_x64(False), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Explicitly requested dtype", category=UserWarning)
+        yield
+
+
+def cast(tree, name: str):
+    """``tree`` with its floating arrays in precision ``name`` (``None`` leaves stay ``None``)."""
+    if name == "float64" or tree is None:
+        return tree
+    dt = np.dtype(name)
+    return jax.tree.map(lambda a: np.asarray(a, dt) if np.issubdtype(np.asarray(a).dtype, np.floating) else a, tree)
+
+
 def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=None, inverse_mass_matrix=None,
                checkpoint=None, resume: bool = False, stop_after_chunks: int | None = None):
     """Run ``cfg.chains`` chains; return ``(posterior, sample_stats)`` dicts of ``(chain, draw, ...)`` arrays.
@@ -153,11 +168,20 @@ def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=N
     ``positions``: per-chain starting sites (leading chain axis) or ``None`` (the sampler's default);
     ``checkpoint``: file written after every chunk; with ``resume`` the run continues from it (the
     same draws as an uninterrupted run).  ``stop_after_chunks``: raise :class:`SamplingInterrupted`
-    after that many chunks (time-sliced runs, tests).
+    after that many chunks (time-sliced runs, tests).  The chains are laid out over devices as
+    ``cfg.chain_method`` and ``cfg.devices`` say (:func:`~bayes_attn.inference.chain_layout`); the run's
+    arrays and programs are in ``cfg.precision`` (:func:`precision`).
     """
-    method = _chain_method(cfg.chains, cfg.chain_method)
+    layout = chain_layout(cfg.chains, cfg.chain_method, cfg.devices)
+    with precision(cfg.precision):
+        return _run(sampler, model, cast(args, cfg.precision), cfg, settings, layout, fp, cast(positions, cfg.precision),
+                    cast(inverse_mass_matrix, cfg.precision), checkpoint, resume, stop_after_chunks)
+
+
+def _run(sampler, model, args, cfg, settings, layout, fp, positions, inverse_mass_matrix, checkpoint, resume,
+         stop_after_chunks):
     sch = Schedule.from_config(cfg)
-    part = functools.partial(compiled, sampler, model, settings, cfg.store_weights, method)
+    part = functools.partial(compiled, sampler, model, settings, cfg.store_weights, layout)
     # one sampling program per run, whatever the chunk lengths (module docstring); warm-up shares it where the
     # sampler's warm-up step is its sampling step
     draw = part("draw", sch.per_chunk, sch.thin)
@@ -228,4 +252,4 @@ def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=N
     return post, stats
 
 
-__all__ = ["run_chains", "compiled", "chain_keys", "Schedule", "SamplingInterrupted"]
+__all__ = ["run_chains", "precision", "cast", "compiled", "chain_keys", "Schedule", "SamplingInterrupted"]

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from .. import __version__
-from ..inference import parse_config, write_netcdf
+from ..inference import LAYOUT_FIELDS, parse_config, write_netcdf
 from ._cell import ROW, cell_files, run_cell, summarise, to_toml
 from ._grid import Cell, Sweep, build_sweep, cell_hash, read_toml
 from ._run import check_writable, open_client, run_cells, sweep_dataset
@@ -37,7 +37,9 @@ def _validator(base_dir: Path):
                 check_widths(spec)
         except InputError as exc:
             raise InputError(f"{exc} (cell {label})") from None
-        settings = {k: v for k, v in dataclasses.asdict(cfg.sampler).items() if k != "progress_bar"}
+        # where the chains run does not change the cell (docs/design.md, "Chains over devices")
+        settings = {k: v for k, v in dataclasses.asdict(cfg.sampler).items()
+                    if k not in ("progress_bar", *LAYOUT_FIELDS)}
         return json.dumps({"sampler": settings, "version": __version__}, sort_keys=True, default=str)
 
     return validate

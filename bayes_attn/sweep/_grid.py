@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import InputError, require
+from ..inference import LAYOUT_FIELDS
 
 #: tables whose scalar keys a sweep may vary
 SWEEPABLE = ("data", "network", "model", "sampler")
@@ -80,6 +81,8 @@ def cell_hash(raw: dict, base_dir: Path, resolved: str = "") -> str:
     defaults are filled in and the package version: a changed default is a changed cell) and of its data
     file's content."""
     tables = {k: raw[k] for k in sorted(raw) if k != "sweep"}
+    if "sampler" in tables:  # where the chains run is not part of the cell 
+        tables["sampler"] = {k: v for k, v in tables["sampler"].items() if k not in LAYOUT_FIELDS}
     h = hashlib.sha256(json.dumps(tables, sort_keys=True, default=str).encode())
     h.update(resolved.encode())
     h.update(_digest_files(raw, base_dir).encode())

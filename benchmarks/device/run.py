@@ -3,7 +3,11 @@
 * ``nuts_full``: NUTS on every weight, Markov 4-path task, P = 100, N = 100, T = 0.01, 4 chains x (100 + 100);
 * ``wishart_1e5``: NUTS on the order parameters at N = 10^5, 4 chains x (500 + 1000);
 * ``gibbs_64``: exact blocked Gibbs, N = 1000, 64 chains x (50 + 300) sweeps;
-* ``digits_theory``: the 16-path theory (L = 2, H = 4, P = 600 digits episodes) at N = 10, 100, 1000, 10^4.
+* ``digits_theory``: the 16-path theory (L = 2, H = 4, P = 600 digits episodes) at N = 10, 100, 1000, 10^4;
+* ``nuts_full_f32``, ``wishart_1e5_f32``: the first two in ``[sampler] precision = "float32"``.
+
+Every sampled case shards its chains over the devices present (``chain_method = "parallel"``: a ``chain``
+device mesh, as many devices as divide the chains; one GPU runs them vectorized); each case records the layout.
 
 Each case records wall time (incl. compilation), the first-chunk time (compilation + one chunk), the
 device, minimum bulk ESS and maximum R-hat over the invariant quantities, and ESS per second, in the
@@ -35,7 +39,10 @@ def sample_case(name, task, spec, cfg) -> dict:
     t0 = time.perf_counter()
     dt = sample(task, spec, cfg)
     wall = time.perf_counter() - t0
+    from bayes_attn.inference import chain_layout
+
     out = {"case": name, "wall_s": wall, "sampling_s": float(dt.attrs["wall_time_s"]), "chains": cfg.chains,
+           "devices": chain_layout(cfg.chains, cfg.chain_method, cfg.devices).devices, "precision": cfg.precision,
            "warmup": cfg.warmup, "draws": cfg.draws, "width": list(spec.widths), "model": cfg.model,
            "sampler": cfg.kind, **_diag(dt)}
     out["ess_per_s"] = out["min_ess_bulk"] / wall
@@ -61,7 +68,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, on whatever device is present (tests)")
     ap.add_argument("--out", default=str(Path(__file__).with_name("results.json")))
-    ap.add_argument("--cases", nargs="+", default=["nuts_full", "wishart_1e5", "gibbs_64", "digits_theory"])
+    ap.add_argument("--cases", nargs="+", default=["nuts_full", "wishart_1e5", "gibbs_64", "digits_theory",
+                                                   "nuts_full_f32", "wishart_1e5_f32"])
     args = ap.parse_args(argv)
     chains = 2 if args.smoke else 64
     from bayes_attn.inference import request_host_devices
@@ -79,20 +87,24 @@ def main(argv=None) -> int:
     results = {"meta": {"smoke": s, "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
                         "platform": platform.platform(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())},
                "cases": []}
-    todo = {
-        "nuts_full": lambda: sample_case("nuts_full", markov, markov.spec(width=4 if s else 100, temperature=0.01),
-                                         SamplerConfig(kind="nuts", model="weights", chains=2 if s else 4,
-                                                       warmup=5 if s else 100, draws=5 if s else 100,
-                                                       progress_bar=False)),
-        "wishart_1e5": lambda: sample_case("wishart_1e5", markov, markov.spec(width=100_000, temperature=0.01),
-                                           SamplerConfig(kind="nuts", model="order_parameters", chains=2 if s else 4,
-                                                         warmup=10 if s else 500, draws=10 if s else 1000,
-                                                         progress_bar=False)),
-        "gibbs_64": lambda: sample_case("gibbs_64", markov, markov.spec(width=8 if s else 1000, temperature=0.01),
-                                        SamplerConfig(kind="gibbs", model="collapsed", chains=chains,
-                                                      warmup=3 if s else 50, draws=10 if s else 300,
-                                                      progress_bar=False)),
+    runs = {  # name: (task, spec, sampler settings)
+        "nuts_full": (markov, markov.spec(width=4 if s else 100, temperature=0.01),
+                      dict(kind="nuts", model="weights", chains=2 if s else 4, warmup=5 if s else 100,
+                           draws=5 if s else 100)),
+        "wishart_1e5": (markov, markov.spec(width=100_000, temperature=0.01),
+                        dict(kind="nuts", model="order_parameters", chains=2 if s else 4, warmup=10 if s else 500,
+                             draws=10 if s else 1000)),
+        "gibbs_64": (markov, markov.spec(width=8 if s else 1000, temperature=0.01),
+                     dict(kind="gibbs", model="collapsed", chains=chains, warmup=3 if s else 50, draws=10 if s else 300)),
     }
+
+    def sampled(name, precision="float64"):
+        task, spec, kw = runs[name]
+        cfg = SamplerConfig(**kw, progress_bar=False, chain_method="parallel", precision=precision)
+        return lambda: sample_case(name if precision == "float64" else f"{name}_f32", task, spec, cfg)
+
+    todo = {name: sampled(name) for name in runs}
+    todo.update({f"{name}_f32": sampled(name, "float32") for name in ("nuts_full", "wishart_1e5")})
 
     def digits():
         src = digits_episodes()
