@@ -5,9 +5,15 @@ order-parameter run: 17.9 s end to end, about 2.5 s of it importing, most of the
 With the persistent cache a second process that compiles the same program (same shapes, same
 code) loads it from disk instead.
 
-Folder: ``$BAYES_ATTN_CACHE_DIR`` if set (``off`` disables the cache), else
-``$XDG_CACHE_HOME/bayes_attn/jax`` (``~/.cache/bayes_attn/jax``).  Every program is cached, however
-short its compilation (``jax_persistent_cache_min_compile_time_secs = 0``).
+Folder: ``$BAYES_ATTN_CACHE_DIR`` if set (``off`` disables the cache), else one folder per JAX version,
+``$XDG_CACHE_HOME/bayes_attn/jax-<version>`` (``~/.cache/bayes_attn/jax-0.12.0.1``): programs compiled by
+one JAX version are never loaded by another, so a new version starts a new folder and the old one can be
+deleted whole.  Every program is cached, however short its compilation
+(``jax_persistent_cache_min_compile_time_secs = 0``).  Growth *(project choice)*: when the cache is
+turned on and its folder holds more than :data:`MAX_BYTES`, the least recently modified entries are
+deleted until it holds three quarters of that (:func:`prune`; JAX's own eviction,
+``jax_compilation_cache_max_size``, needs the ``filelock`` package and turns the cache off without it).
+docs/design.md, "Compilation cache", gives the measured size of a run's entries.
 """
 
 from __future__ import annotations
@@ -18,6 +24,17 @@ from pathlib import Path
 from ._cpus import allowed_cpus, limit_native_threads, pin_to_cpus
 
 ENV = "BAYES_ATTN_CACHE_DIR"
+#: size above which JAX evicts the least recently used cache entries (bytes)
+MAX_BYTES = 2 * 1024**3
+
+
+def _jax_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("jax")
+    except metadata.PackageNotFoundError:  # pragma: no cover - jax is a dependency
+        return "unknown"
 
 
 def cache_dir() -> Path | None:
@@ -26,7 +43,34 @@ def cache_dir() -> Path | None:
     if value is not None:
         return None if value.strip().lower() in ("", "0", "off", "none", "false") else Path(value).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "bayes_attn" / "jax"
+    return Path(base) / "bayes_attn" / f"jax-{_jax_version()}"
+
+
+def prune(folder, max_bytes: int = MAX_BYTES) -> int:
+    """Delete the least recently modified files of ``folder`` while it holds more than ``max_bytes``, down to
+    three quarters of it; returns the number of files deleted (a file another process removed is skipped)."""
+    files = []
+    for p in Path(folder).iterdir():
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        if p.is_file():
+            files.append((st.st_mtime, st.st_size, p))
+    total = sum(size for _, size, _ in files)
+    if total <= max_bytes:
+        return 0
+    removed = 0
+    for _, size, p in sorted(files, key=lambda t: t[0]):
+        if total <= 0.75 * max_bytes:
+            break
+        try:
+            p.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed += 1
+    return removed
 
 
 def enable_compilation_cache(path=None) -> Path | None:
@@ -42,6 +86,7 @@ def enable_compilation_cache(path=None) -> Path | None:
         return None
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        prune(folder)
     except OSError:
         return None
     jax.config.update("jax_compilation_cache_dir", str(folder))

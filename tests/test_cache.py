@@ -20,7 +20,21 @@ def test_off_values_disable_the_cache(monkeypatch, value):
 def test_default_folder_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv("BAYES_ATTN_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache_dir() == tmp_path / "bayes_attn" / "jax"
+    import jax
+
+    assert cache_dir() == tmp_path / "bayes_attn" / f"jax-{jax.__version__}"  # one folder per JAX version
+
+
+def test_prune_deletes_the_oldest_entries_down_to_three_quarters(tmp_path):
+    from bayes_attn._cache import prune
+
+    for i in range(10):  # 10 files of 100 bytes, file i modified at time 1000 + i
+        p = tmp_path / f"e{i}-cache"
+        p.write_bytes(b"x" * 100)
+        os.utime(p, (1000 + i, 1000 + i))
+    assert prune(tmp_path, max_bytes=1000) == 0  # at the limit: nothing goes
+    assert prune(tmp_path, max_bytes=800) == 4  # 1000 > 800: down to <= 600, oldest first
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"e{i}-cache" for i in range(4, 10)]
 
 
 def test_limit_xla_threads_adds_the_flag_once(monkeypatch):

@@ -22,7 +22,8 @@ ONE_LAYER = (2,)
 
 
 def _same(a, b):
-    for group in ("posterior", "sample_stats"):
+    assert set(a.children) == set(b.children)
+    for group in ("posterior", "sample_stats", "warmup_sample_stats"):
         da, db = a[group].ds, b[group].ds
         assert set(da.data_vars) == set(db.data_vars)
         for k in da.data_vars:
@@ -127,6 +128,11 @@ def test_resume_gives_the_same_draws(tmp_path, kind, model, stop):
         assert np.all(st["step_size"].values == st["step_size"].values[:, :1])
     if kind == "gibbs":
         assert int(st["n_steps"].values.sum()) == 2 * 6 * (spec.n_layers + 2)
+    # warm-up statistics: kept for every sampler (the floor counts their gradients), restored on resume
+    ws = out["warmup_sample_stats"].ds
+    assert set(ws.data_vars) == set(st.data_vars) and ws.sizes["draw"] == 4
+    if kind in ("mala", "ula", "gibbs"):  # one gradient per Langevin step, L + 2 Gram solves per sweep
+        assert int(ws["n_steps"].values.sum()) == 2 * 4 * (spec.n_layers + 2 if kind == "gibbs" else 1)
 
 
 def test_bad_checkpoints_are_refused_with_one_line(tmp_path):
@@ -158,6 +164,12 @@ def test_bad_checkpoints_are_refused_with_one_line(tmp_path):
     np.savez(tmp_path / "old.npz", **arrays)
     with pytest.raises(InputError, match="written by bayes_attn 0.0.1"):
         sample(task, spec, cfg, checkpoint=tmp_path / "old.npz", resume=True)
+    meta["package_version"] = json.loads(str(np.load(ck)["meta"]))["package_version"]
+    del meta["format"]  # a checkpoint of the layout before warm-up statistics were kept
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "layout1.npz", **arrays)
+    with pytest.raises(InputError, match="older layout"):
+        sample(task, spec, cfg, checkpoint=tmp_path / "layout1.npz", resume=True)
     # the good checkpoint still resumes
     out = sample(task, spec, cfg, checkpoint=ck, resume=True)
     assert out["posterior"].ds.sizes["draw"] == 4
@@ -278,7 +290,9 @@ def test_a_second_cell_compiles_nothing(kind, model, new_width):
 def test_nuts_draws_are_numpyros_mcmc_draws():
     """samplers/nuts.py is NumPyro's own NUTS: on the order-parameter model the runner's draws equal those of
     numpyro.infer.MCMC (vectorized chains, traced model arguments) with the same seed, up to floating-point
-    reassociation (XLA fuses the chunked loop differently: measured relative 2e-9 after 30 iterations)."""
+    reassociation (XLA fuses the chunked loop differently: measured relative 2e-9 after 30 iterations); and the
+    warm-up statistics (``warmup_sample_stats``: leapfrog steps, adapted step size) are NumPyro's
+    ``collect_warmup`` extra fields."""
     import jax
     from numpyro.infer import MCMC, NUTS
 
@@ -288,12 +302,37 @@ def test_nuts_draws_are_numpyros_mcmc_draws():
     spec = spec.with_(width=4)
     cfg = SamplerConfig(model="order_parameters", chains=2, warmup=20, draws=10, seed=4, progress_bar=False,
                         chain_method="vectorized", checkpoint_every=3)
-    U = sample(task, spec, cfg)["posterior"]["U"].values
+    dt = sample(task, spec, cfg)
+    U = dt["posterior"]["U"].values
     model, args = build_model(task, spec, "order_parameters")
     mcmc = MCMC(NUTS(model.numpyro_model, dense_mass=True), num_warmup=20, num_samples=10, num_chains=2,
                 chain_method="vectorized", progress_bar=False, jit_model_args=True)
-    mcmc.run(jax.random.PRNGKey(4), args)
+    mcmc.warmup(jax.random.PRNGKey(4), args, collect_warmup=True, extra_fields=("num_steps", "adapt_state.step_size"))
+    warm = mcmc.get_extra_fields(group_by_chain=True)
+    np.testing.assert_array_equal(dt["warmup_sample_stats"]["n_steps"].values, warm["num_steps"])
+    np.testing.assert_allclose(dt["warmup_sample_stats"]["step_size"].values, warm["adapt_state.step_size"], rtol=1e-7)
+    mcmc.run(mcmc.post_warmup_state.rng_key, args)  # continues from the warm-up state: the same draws as one run
     z = mcmc.get_samples(group_by_chain=True)
     ref = np.array([[np.asarray(model.derived({k: v[c, d] for k, v in z.items()}, args)["U"]) for d in range(10)]
                     for c in range(2)])
     np.testing.assert_allclose(U, ref, rtol=1e-7, atol=1e-12)
+
+
+@pytest.mark.parametrize("thin", [1, 3])
+def test_warmup_statistics_and_saved_warmup_draws(thin):
+    """``warmup_sample_stats`` per thinning block like the draws (``n_steps`` summed: one gradient per MALA step,
+    also over the last, partial block), and with ``save_warmup`` the warm-up draws' derived quantities in
+    ``warmup_posterior``."""
+    task, spec = _problem(ONE_LAYER)
+    cfg = SamplerConfig(kind="mala", model="collapsed", chains=2, warmup=7, draws=6, thinning=thin, seed=2,
+                        checkpoint_every=2, progress_bar=False, save_warmup=True)
+    dt = sample(task, spec, cfg)
+    ws, wp = dt["warmup_sample_stats"].ds, dt["warmup_posterior"].ds
+    blocks = -(-7 // thin)
+    assert ws.sizes["draw"] == wp.sizes["draw"] == blocks
+    assert set(wp.data_vars) == set(dt["posterior"].ds.data_vars)
+    steps = ws["n_steps"].values
+    assert np.all(steps.sum(axis=1) == 7) and np.all(steps[:, -1] == 7 - thin * (blocks - 1))
+    # the warm-up step size is being tuned, the sampling one is fixed
+    assert np.ptp(ws["step_size"].values, axis=1).min() > 0
+    assert "warmup_posterior" not in sample(task, spec, SamplerConfig(**{**vars(cfg), "save_warmup": False})).children

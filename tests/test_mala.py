@@ -118,7 +118,7 @@ class TestDriverProgram:
         keys, end_keys = chain_keys(cfg.seed, 1)
         carry = prog.init(keys[0], args)
         for t in range(cfg.warmup):
-            carry = prog.warmup_step(jax.random.fold_in(keys[0], t), carry, args)
+            carry = prog.warmup_step(jax.random.fold_in(keys[0], t), carry, args)[0]
         carry = prog.end_warmup(end_keys[0], carry, args)
         ours, hand = [], carry.state
         logd = flat_logdensity(model, args)[0]

@@ -65,7 +65,7 @@ def test_driver_step_rule_is_factor_over_lambda_max():
     cfg = SamplerConfig(kind="ula", collapsed=True, ula_step_factor=0.3)
     prog = _ula.program(model, Settings.from_config(cfg))
     carry = prog.init(jax.random.PRNGKey(0), args)
-    carry = prog.warmup_step(jax.random.PRNGKey(1), carry, args)
+    carry = prog.warmup_step(jax.random.PRNGKey(1), carry, args)[0]
     out = prog.end_warmup(jax.random.PRNGKey(2), carry, args)
     logd, _, _ = flat_logdensity(model, args)
     lam = np.abs(np.linalg.eigvalsh(-np.asarray(jax.hessian(logd)(out.state.position)))).max()

@@ -73,6 +73,9 @@ class SamplerConfig:
       only): every chain starts at the saddle point ``U*`` of docs/theory.md §4.4 plus an
       independent ``U(-1, 1)`` jitter per site, and NUTS uses the Laplace metric ``(-H)^-1`` at
       ``U*`` as a fixed mass matrix (docs/wishart.md).
+    * ``save_warmup``: also store the derived quantities of the warm-up draws (ArviZ's ``warmup_posterior``,
+      as ``save_warmup`` does in NumPyro and PyMC); the warm-up statistics (``warmup_sample_stats``) are
+      always stored.
     * ``checkpoint_every``: stored draws per chunk (``x thinning`` iterations; warm-up chunks have
       as many iterations): the granularity of checkpoints and of the progress bar.
     """
@@ -97,6 +100,7 @@ class SamplerConfig:
     init: str = "uniform"
     devices: int | None = None
     precision: str = "float64"
+    save_warmup: bool = False
 
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
@@ -125,7 +129,7 @@ class SamplerConfig:
             set_("dense_mass", self.model == "order_parameters")
         if self.draws is None:
             set_("draws", 1000 if self.model == "order_parameters" else 500)
-        for name in ("store_weights", "progress_bar", "dense_mass"):
+        for name in ("store_weights", "progress_bar", "dense_mass", "save_warmup"):
             require(isinstance(getattr(self, name), bool), f"sampler.{name}",
                     f"must be true or false, got {getattr(self, name)!r}")
         positive(self.chains, "sampler.chains", integer=True)

@@ -22,7 +22,7 @@ from .samplers import Settings
 
 def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | None = None, checkpoint=None,
            resume: bool = False, stop_after_chunks: int | None = None, fixed: dict | None = None, data: bool = True,
-           attrs: dict | None = None):
+           attrs: dict | None = None, timings: dict | None = None):
     """Sample the posterior of ``spec`` on ``task`` and return an ArviZ DataTree.
 
     ``cfg.model`` says what is sampled (weights, collapsed weights, order parameters) and
@@ -30,7 +30,8 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
     ``resume``: continue from it (the same draws as an uninterrupted run with the same config
     and seed; a checkpoint of another config is an :class:`~bayes_attn.InputError`).
     ``fixed``: weight sites held fixed (:func:`~bayes_attn.inference.models.build_model`);
-    ``data = False``: the prior alone (order parameters); ``attrs``: extra root attributes.
+    ``data = False``: the prior alone (order parameters); ``attrs``: extra root attributes; ``timings``: a
+    dict to which the wall time of each phase of the run is added (:func:`~bayes_attn.inference.run_chains`).
     """
     model, args = build_model(task, spec, cfg.model, fixed=fixed, data=data, path_inputs=cfg.kind == "gibbs")
     positions = imm = None
@@ -43,9 +44,8 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
     fp = fingerprint(cfg, spec, model, (args.kernels.train.phi_a, args.kernels.phi_test, args.y, args.xpi_train,
                                         *(args.fixed or {}).values()))
     t0 = time.perf_counter()
-    posterior, stats = run_chains(cfg.kind, model, args, cfg, settings, fp=fp, positions=positions,
-                                  inverse_mass_matrix=imm, checkpoint=checkpoint, resume=resume,
-                                  stop_after_chunks=stop_after_chunks)
+    groups = run_chains(cfg.kind, model, args, cfg, settings, fp=fp, positions=positions, inverse_mass_matrix=imm,
+                        checkpoint=checkpoint, resume=resume, stop_after_chunks=stop_after_chunks, timings=timings)
     wall = time.perf_counter() - t0
     root = {
         "sampler": cfg.kind,
@@ -71,8 +71,9 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
     }
     if config_text is not None:
         root["config"] = config_text
-    return to_datatree(posterior, stats, path_labels=task.path_labels, y_train=task.y_train,
-                       y_test=task.y_test, attrs=root)
+    return to_datatree(groups["posterior"], groups["sample_stats"], path_labels=task.path_labels,
+                       y_train=task.y_train, y_test=task.y_test, attrs=root,
+                       warmup_sample_stats=groups["warmup_sample_stats"], warmup_posterior=groups["warmup_posterior"])
 
 
 __all__ = ["sample"]

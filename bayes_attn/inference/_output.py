@@ -1,7 +1,8 @@
 """Sampler output as an ArviZ DataTree, netCDF round trip and predictor statistics.
 
 Groups: ``posterior`` (derived quantities per draw: ``f`` over ``test``, optional ``f_var``,
-``U`` over ``(path, path_)``, weights only on request), ``sample_stats``, ``observed_data``
+``U`` over ``(path, path_)``, weights only on request), ``sample_stats``, ``warmup_sample_stats`` (the
+same statistics during warm-up), ``warmup_posterior`` (with ``save_warmup``), ``observed_data``
 (``y_train``) and ``constant_data`` (``y_test``).  Root attributes hold the run config
 (TOML text), seed, sampler kind and package versions, so a file reopens anywhere.
 """
@@ -43,8 +44,10 @@ def _dims(name: str, arr: np.ndarray) -> list[str]:
 
 
 def to_datatree(posterior: dict, sample_stats: dict, *, path_labels, y_train, y_test,
-                attrs: dict | None = None) -> xr.DataTree:
-    """Assemble the run's DataTree from ``(chain, draw, ...)`` arrays."""
+                attrs: dict | None = None, warmup_sample_stats: dict | None = None,
+                warmup_posterior: dict | None = None) -> xr.DataTree:
+    """Assemble the run's DataTree from ``(chain, draw, ...)`` arrays (empty or absent warm-up groups are left
+    out)."""
     coords = {"path": list(path_labels), "path_": list(path_labels)}
 
     def ds(group: dict) -> xr.Dataset:
@@ -63,6 +66,8 @@ def to_datatree(posterior: dict, sample_stats: dict, *, path_labels, y_train, y_
         "/": xr.Dataset(attrs=root_attrs),
         "posterior": ds(posterior),
         "sample_stats": ds(sample_stats),
+        **{name: ds(g) for name, g in (("warmup_sample_stats", warmup_sample_stats),
+                                       ("warmup_posterior", warmup_posterior)) if g},
         "observed_data": xr.Dataset({"y_train": ("train", np.asarray(y_train))}),
         "constant_data": xr.Dataset({"y_test": ("test", np.asarray(y_test))}),
     }

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import time
 import warnings
 from pathlib import Path
 from typing import NamedTuple
@@ -39,7 +40,7 @@ class SamplingInterrupted(RuntimeError):
     """Raised when a run stops early on request; the checkpoint holds its progress."""
 
 
-_REDUCE = {"sum": lambda x: x.sum(axis=0), "any": lambda x: x.any(axis=0), "last": lambda x: x[-1]}
+_REDUCE = {"sum": lambda x: x.sum(axis=0), "any": lambda x: x.any(axis=0)}
 
 
 class Schedule(NamedTuple):
@@ -91,9 +92,8 @@ def compiled(sampler: str, model, settings, store_weights: bool, layout, part: s
       last, partial chunk, the iterations discarded before thinning and -- where the sampler's warm-up step is
       its sampling step (``Program.shared_step``: NUTS, Gibbs) -- every warm-up chunk reuse this one program);
       the derived quantities of block ``j`` are computed when ``store`` and the block ran (a skipped block gives
-      zeros, which the caller drops);
-    * ``"warmup"``: the same loop with the sampler's separate warm-up step, ``(carry, keys, t0, n_iter, args) ->
-      carry``.
+      zeros, which the caller drops); a block's statistics are reduced over the iterations that ran in it;
+    * ``"warmup"``: the same loop with the sampler's separate warm-up step (MALA, ULA).
 
     The conditions are on values shared by all chains, so under ``vmap`` they stay branches (a skipped
     iteration costs nothing).
@@ -110,23 +110,20 @@ def compiled(sampler: str, model, settings, store_weights: bool, layout, part: s
     def loop(carry, key, t0, n_iter, store, args):
         def one(c, i):
             k = jax.random.fold_in(key, t0 + i)
-            if part == "warmup":
-                return jax.lax.cond(i < n_iter, lambda c: step(k, c, args), lambda c: c, c), None
             zeros = _zeros(jax.eval_shape(step, k, c, args)[1])
             return jax.lax.cond(i < n_iter, lambda c: step(k, c, args), lambda c: (c, zeros), c)
 
         def block(c, j):
-            c, st = jax.lax.scan(one, c, j * thin + jnp.arange(thin))
-            if part == "warmup":
-                return c, None
-            st = {k: _REDUCE[prog.reduce.get(k, "last")](v) for k, v in st.items()}
+            its = j * thin + jnp.arange(thin)
+            c, st = jax.lax.scan(one, c, its)
+            last = jnp.clip(n_iter - 1 - j * thin, 0, thin - 1)  # the block's last iteration that ran
+            st = {k: v[last] if prog.reduce.get(k, "last") == "last" else _REDUCE[prog.reduce[k]](v)
+                  for k, v in st.items()}
             blank = _zeros(jax.eval_shape(derive, c, args))
             d = jax.lax.cond(store & (j * thin < n_iter), lambda c: derive(c, args), lambda c: blank, c)
             return c, (d, st)
         return jax.lax.scan(block, carry, jnp.arange(n))
 
-    if part == "warmup":
-        return shard_chains(lambda c, key, t0, n_iter, args: loop(c, key, t0, n_iter, False, args)[0], layout, 2, 3)
     return shard_chains(loop, layout, 2, 4)
 
 
@@ -161,46 +158,54 @@ def cast(tree, name: str):
     return jax.tree.map(lambda a: np.asarray(a, dt) if np.issubdtype(np.asarray(a).dtype, np.floating) else a, tree)
 
 
-def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=None, inverse_mass_matrix=None,
-               checkpoint=None, resume: bool = False, stop_after_chunks: int | None = None):
-    """Run ``cfg.chains`` chains; return ``(posterior, sample_stats)`` dicts of ``(chain, draw, ...)`` arrays.
+#: what a run returns: ArviZ group name -> ``{name: (chain, draw, ...) array}`` (``warmup_posterior`` stays empty
+#: unless ``cfg.save_warmup``)
+GROUPS = ("posterior", "sample_stats", "warmup_sample_stats", "warmup_posterior")
 
+
+def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=None, inverse_mass_matrix=None,
+               checkpoint=None, resume: bool = False, stop_after_chunks: int | None = None,
+               timings: dict | None = None):
+    """Run ``cfg.chains`` chains; return a dict ``{group: {name: (chain, draw, ...) array}}`` of :data:`GROUPS`.
+
+    Warm-up statistics (``warmup_sample_stats``) are always kept, per thinning block like the draws (so
+    ``n_steps`` summed over them counts every gradient of the run); the warm-up draws' derived quantities
+    (``warmup_posterior``) only with ``cfg.save_warmup``.
     ``positions``: per-chain starting sites (leading chain axis) or ``None`` (the sampler's default);
     ``checkpoint``: file written after every chunk; with ``resume`` the run continues from it (the
     same draws as an uninterrupted run).  ``stop_after_chunks``: raise :class:`SamplingInterrupted`
-    after that many chunks (time-sliced runs, tests).  The chains are laid out over devices as
+    after that many chunks (time-sliced runs, tests).  ``timings``: a dict to which the wall time of each
+    phase (``init``, ``warmup``, ``end``, ``sample``; compilation included) is added.  The chains are laid out over devices as
     ``cfg.chain_method`` and ``cfg.devices`` say (:func:`~bayes_attn.inference.chain_layout`); the run's
     arrays and programs are in ``cfg.precision`` (:func:`precision`).
     """
     layout = chain_layout(cfg.chains, cfg.chain_method, cfg.devices)
     with precision(cfg.precision):
         return _run(sampler, model, cast(args, cfg.precision), cfg, settings, layout, fp, cast(positions, cfg.precision),
-                    cast(inverse_mass_matrix, cfg.precision), checkpoint, resume, stop_after_chunks)
+                    cast(inverse_mass_matrix, cfg.precision), checkpoint, resume, stop_after_chunks, timings)
 
 
 def _run(sampler, model, args, cfg, settings, layout, fp, positions, inverse_mass_matrix, checkpoint, resume,
-         stop_after_chunks):
+         stop_after_chunks, timings):
     sch = Schedule.from_config(cfg)
     part = functools.partial(compiled, sampler, model, settings, cfg.store_weights, layout)
     # one sampling program per run, whatever the chunk lengths (module docstring); warm-up shares it where the
     # sampler's warm-up step is its sampling step
     draw = part("draw", sch.per_chunk, sch.thin)
-    if _program(sampler, model, settings).shared_step:
-        def warm(c, k, t0, n_iter, a):
-            return draw(c, k, t0, n_iter, False, a)[0]
-    else:
-        warm = part("warmup", sch.per_chunk, sch.thin)
+    warm = draw if _program(sampler, model, settings).shared_step else part("warmup", sch.per_chunk, sch.thin)
     keys, end_keys = chain_keys(cfg.seed, cfg.chains)
     imm = None if inverse_mass_matrix is None else jnp.asarray(inverse_mass_matrix)
     ck = Path(checkpoint) if checkpoint is not None else None
     done = {"warm": 0, "ended": False, "skipped": 0, "kept": 0}
-    post, stats = {}, {}
+    groups = {g: {} for g in GROUPS}
+    clock = _Clock(timings)
     if resume and ck is not None and ck.is_file():
         like = jax.eval_shape(part("init"), keys, positions, args, imm)
-        meta, carry, post, stats = _checkpoint.load(ck, like, fp)
+        meta, carry, groups = _checkpoint.load(ck, like, fp, GROUPS)
         done = {k: meta[k] for k in done}
     else:
-        carry = part("init")(keys, positions, args, imm)
+        with clock("init"):
+            carry = jax.block_until_ready(part("init")(keys, positions, args, imm))
 
     bar = tqdm(total=sch.total, initial=done["warm"] + done["skipped"] + done["kept"] * sch.thin,
                disable=not cfg.progress_bar, dynamic_ncols=True,
@@ -210,7 +215,7 @@ def _run(sampler, model, args, cfg, settings, layout, fp, positions, inverse_mas
     def after_chunk():
         nonlocal chunks
         if ck is not None:
-            _checkpoint.save(ck, {"fingerprint": fp, **done}, carry, post, stats)
+            _checkpoint.save(ck, {"fingerprint": fp, **done}, carry, groups)
         chunks += 1
         if stop_after_chunks is not None and chunks >= stop_after_chunks and done["kept"] < sch.n_keep:
             bar.close()
@@ -221,35 +226,64 @@ def _run(sampler, model, args, cfg, settings, layout, fp, positions, inverse_mas
             n = min(sch.per_chunk * sch.thin, sch.warmup - done["warm"])
             # block: JAX dispatches CPU work asynchronously, so without a wait the bar showed warm-up done in
             # seconds and charged its work to the first batch of draws (1.6x per draw in the digits runs)
-            carry = jax.block_until_ready(warm(carry, keys, done["warm"], n, args))
+            with clock("warmup"):
+                carry, (d, st) = jax.block_until_ready(warm(carry, keys, done["warm"], n, cfg.save_warmup, args))
+            blocks = -(-n // sch.thin)  # warm-up statistics per thinning block, like the draws
+            _append(groups["warmup_sample_stats"], st, blocks)
+            if cfg.save_warmup:
+                _append(groups["warmup_posterior"], d, blocks)
             done["warm"] += n
             if done["warm"] == sch.warmup:
-                carry, done["ended"] = jax.block_until_ready(part("end")(carry, end_keys, args)), True
+                with clock("end"):
+                    carry, done["ended"] = jax.block_until_ready(part("end")(carry, end_keys, args)), True
                 bar.set_description(f"{sampler} sample")
             bar.update(n)
             after_chunk()
         if not done["ended"]:  # no warm-up at all
-            carry, done["ended"] = part("end")(carry, end_keys, args), True
+            with clock("end"):
+                carry, done["ended"] = jax.block_until_ready(part("end")(carry, end_keys, args)), True
         t_sample = sch.warmup
         if done["skipped"] < sch.skip:
-            carry = jax.block_until_ready(draw(carry, keys, t_sample, sch.skip, False, args)[0])
+            with clock("sample"):
+                carry = jax.block_until_ready(draw(carry, keys, t_sample, sch.skip, False, args)[0])
             done["skipped"] = sch.skip
             bar.update(sch.skip)
             after_chunk()
         t_sample += sch.skip
         while done["kept"] < sch.n_keep:
             n = min(sch.per_chunk, sch.n_keep - done["kept"])
-            carry, (d, st) = draw(carry, keys, t_sample + done["kept"] * sch.thin, n * sch.thin, True, args)
-            _append(post, d, n)
-            _append(stats, st, n)
+            with clock("sample"):
+                carry, (d, st) = jax.block_until_ready(
+                    draw(carry, keys, t_sample + done["kept"] * sch.thin, n * sch.thin, True, args))
+            _append(groups["posterior"], d, n)
+            _append(groups["sample_stats"], st, n)
             done["kept"] += n
             bar.update(n * sch.thin)
+            stats = groups["sample_stats"]
             if "acceptance_rate" in stats:
                 bar.set_postfix(accept=f"{stats['acceptance_rate'].mean():.2f}")
             after_chunk()
     finally:
         bar.close()
-    return post, stats
+    return groups
 
 
-__all__ = ["run_chains", "precision", "cast", "compiled", "chain_keys", "Schedule", "SamplingInterrupted"]
+class _Clock:
+    """Adds the wall time of each ``with clock(phase):`` block to ``timings[phase]`` (no-op without a dict)."""
+
+    def __init__(self, timings: dict | None):
+        self.timings = timings
+
+    @contextlib.contextmanager
+    def __call__(self, phase: str):
+        if self.timings is None:
+            yield
+            return
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
+
+
+__all__ = ["run_chains", "GROUPS", "precision", "cast", "compiled", "chain_keys", "Schedule", "SamplingInterrupted"]

@@ -207,7 +207,7 @@ def program(model, settings: Settings) -> Program:
         return state, {"lp": state.logdensity, "acceptance_rate": info.scale_accept, "diverging": info.is_divergent,
                        "n_steps": info.n_solves}
 
-    return Program(init_fn, lambda k, s, a: kernel(k, s, a)[0], lambda k, s, a: s, sample_step,
+    return Program(init_fn, sample_step, lambda k, s, a: s, sample_step,
                    lambda s, a: s.position, {"diverging": "any", "n_steps": "sum"}, shared_step=True)
 
 

@@ -74,7 +74,8 @@ class WarmupCarry(NamedTuple):
 
 def warmup_functions(model, settings: Settings, target: float):
     """Shared Langevin warm-up: MALA with dual averaging of ``log h`` to ``target``, started from a
-    standard-normal draw of the flat sites, ``h0 = settings.step_size`` or ``1 / lambda_max`` there."""
+    standard-normal draw of the flat sites, ``h0 = settings.step_size`` or ``1 / lambda_max`` there.
+    ``warmup_step(key, carry, args) -> (carry, stats)``: the MALA statistics at the current step size."""
     kernel = build_kernel()
     da_init, da_update, _ = dual_averaging(target)
 
@@ -88,8 +89,11 @@ def warmup_functions(model, settings: Settings, target: float):
 
     def warmup_step(key, carry, args):
         logd = flat_logdensity(model, args)[0]
-        state, info = kernel(key, carry.state, logd, jnp.exp(carry.adaptation.log_step_size))
-        return WarmupCarry(state, da_update(carry.adaptation, info.acceptance_rate), carry.step_size)
+        h = jnp.exp(carry.adaptation.log_step_size)
+        state, info = kernel(key, carry.state, logd, h)
+        stats = {"lp": state.logdensity, "acceptance_rate": info.acceptance_rate, "step_size": h,
+                 "diverging": is_divergent(info), "n_steps": jnp.asarray(1, jnp.int64)}
+        return WarmupCarry(state, da_update(carry.adaptation, info.acceptance_rate), carry.step_size), stats
 
     return init_fn, warmup_step
 

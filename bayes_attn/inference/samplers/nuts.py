@@ -95,7 +95,7 @@ def program(model, settings: Settings) -> Program:
                  "energy": info.energy}
         return state, stats
 
-    return Program(init_fn, lambda k, s, a: sample_step(k, s, a)[0], lambda k, s, a: s, sample_step,
+    return Program(init_fn, sample_step, lambda k, s, a: s, sample_step,
                    lambda s, a: s.z, {"diverging": "any", "n_steps": "sum"}, shared_step=True)
 
 
