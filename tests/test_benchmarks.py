@@ -85,3 +85,27 @@ def test_blas_pinned_benchmark_smoke(tmp_path):
     assert rows["pinned_one_thread"]["blas_threads"] == 1
     assert rows["pinned_no_limit"]["blas_threads"] == rows["unpinned"]["blas_threads"]
     assert all(r["matmul_s_median"] > 0 and r["cholesky_s_median"] > 0 for r in rows.values())
+
+
+@pytest.mark.slow
+def test_profile_benchmark_smoke(tmp_path):
+    """benchmarks/profile/run.py at tiny sizes on a gradient sampler and Gibbs: the phases add up, the warm process
+    compiles less than the cold one (its cache is hit), and the floor is its parts."""
+    out = tmp_path / "profile.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "profile" / "run.py"), "--smoke", "--cases",
+                           "nuts-order_parameters", "gibbs-weights", "--out", str(out)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert res["smoke"] and [c["case"] for c in res["cases"]] == ["nuts-order_parameters", "gibbs-weights"]
+    for c in res["cases"]:
+        cold, warm = c["cold"], c["warm"]
+        assert cold["cache_bytes"] > 0 and warm["compile_s"] < cold["compile_s"]
+        for r in (cold, warm):
+            parts = r["import_s"] + r["data_s"] + r["model_output_s"] + r["write_s"] + sum(
+                r[f"{p}_s"] for p in ("init", "warmup", "end", "sample"))
+            assert parts == pytest.approx(r["total_s"], rel=1e-6)
+            assert sum(r[f"compile_{p}_s"] for p in ("init", "warmup", "end", "sample")) <= r["compile_s"] + 1e-9
+        assert warm["floor_s"] == pytest.approx(warm["unit_s"] * warm["units"] + warm["derived_s"] * warm["kept"])
+        assert warm["kept"] == 10 and warm["lockstep_units"] >= warm["units"] > 0
+    assert res["cases"][1]["warm"]["units"] == 20  # Gibbs: one sweep per iteration, warm-up included

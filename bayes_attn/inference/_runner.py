@@ -269,7 +269,9 @@ def _run(sampler, model, args, cfg, settings, layout, fp, positions, inverse_mas
 
 
 class _Clock:
-    """Adds the wall time of each ``with clock(phase):`` block to ``timings[phase]`` (no-op without a dict)."""
+    """Adds the wall time of each ``with clock(phase):`` block to ``timings[phase]`` (no-op without a dict) and,
+    when ``timings["windows"]`` is a list, appends ``(phase, start, end)`` in :func:`time.perf_counter` seconds
+    (the profile attributes JAX's compile events to phases with them)."""
 
     def __init__(self, timings: dict | None):
         self.timings = timings
@@ -283,7 +285,10 @@ class _Clock:
         try:
             yield
         finally:
-            self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
+            t1 = time.perf_counter()
+            self.timings[phase] = self.timings.get(phase, 0.0) + t1 - t0
+            if isinstance(self.timings.get("windows"), list):
+                self.timings["windows"].append((phase, t0, t1))
 
 
 __all__ = ["run_chains", "GROUPS", "precision", "cast", "compiled", "chain_keys", "Schedule", "SamplingInterrupted"]
