@@ -40,7 +40,9 @@ class SamplingInterrupted(RuntimeError):
     """Raised when a run stops early on request; the checkpoint holds its progress."""
 
 
-_REDUCE = {"sum": lambda x: x.sum(axis=0), "any": lambda x: x.any(axis=0)}
+#: how a thinning block's statistics ``x`` (iterations first) are summarised; ``last``: the block's last iteration
+#: that ran (a partial block at the end of warm-up stops early)
+_REDUCE = {"sum": lambda x, last: x.sum(axis=0), "any": lambda x, last: x.any(axis=0), "last": lambda x, last: x[last]}
 
 
 class Schedule(NamedTuple):
@@ -114,11 +116,9 @@ def compiled(sampler: str, model, settings, store_weights: bool, layout, part: s
             return jax.lax.cond(i < n_iter, lambda c: step(k, c, args), lambda c: (c, zeros), c)
 
         def block(c, j):
-            its = j * thin + jnp.arange(thin)
-            c, st = jax.lax.scan(one, c, its)
-            last = jnp.clip(n_iter - 1 - j * thin, 0, thin - 1)  # the block's last iteration that ran
-            st = {k: v[last] if prog.reduce.get(k, "last") == "last" else _REDUCE[prog.reduce[k]](v)
-                  for k, v in st.items()}
+            c, st = jax.lax.scan(one, c, j * thin + jnp.arange(thin))
+            last = jnp.clip(n_iter - 1 - j * thin, 0, thin - 1)
+            st = {k: _REDUCE[prog.reduce.get(k, "last")](v, last) for k, v in st.items()}
             blank = _zeros(jax.eval_shape(derive, c, args))
             d = jax.lax.cond(store & (j * thin < n_iter), lambda c: derive(c, args), lambda c: blank, c)
             return c, (d, st)
@@ -233,15 +233,12 @@ def _run(sampler, model, args, cfg, settings, layout, fp, positions, inverse_mas
             if cfg.save_warmup:
                 _append(groups["warmup_posterior"], d, blocks)
             done["warm"] += n
-            if done["warm"] == sch.warmup:
-                with clock("end"):
-                    carry, done["ended"] = jax.block_until_ready(part("end")(carry, end_keys, args)), True
-                bar.set_description(f"{sampler} sample")
             bar.update(n)
             after_chunk()
-        if not done["ended"]:  # no warm-up at all
+        if not done["ended"]:  # fix what warm-up tuned (a resume from the last warm-up checkpoint redoes this)
             with clock("end"):
                 carry, done["ended"] = jax.block_until_ready(part("end")(carry, end_keys, args)), True
+            bar.set_description(f"{sampler} sample")
         t_sample = sch.warmup
         if done["skipped"] < sch.skip:
             with clock("sample"):
