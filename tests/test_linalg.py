@@ -55,6 +55,36 @@ def test_log_marginal_and_energy_equal_dense_formulas():
     assert float(energy(jnp.asarray(bad), y, T)) == np.inf
 
 
+def _plain_log_marginal(K, y, T):
+    """``ln N(y; 0, K + T I)`` through JAX's dense log-pdf: differentiated by JAX's own rules (LU, no custom JVP)."""
+    return jax.scipy.stats.multivariate_normal.logpdf(y, jnp.zeros_like(y), K + T * jnp.eye(y.shape[0]))
+
+
+def test_gaussian_log_marginal_derivatives_are_the_closed_form():
+    """The custom JVP (docs/theory.md eq. (5.1e)) against JAX's derivatives of a dense log-pdf and against central
+    differences, first and second order, for K (an unsymmetric tangent too), y and T; zero gradient where not PD."""
+    phi, _, U, y = _problem(seed=3)
+    T = 0.2
+    K = jnp.asarray(_dense_kernel(phi, phi, U))
+    y = jnp.asarray(y)
+    got = jax.grad(gaussian_log_marginal, argnums=(0, 1, 2))(K, y, T)
+    want = jax.grad(_plain_log_marginal, argnums=(0, 1, 2))(K, y, T)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+    rng = np.random.default_rng(4)
+    dK, dy = jnp.asarray(rng.standard_normal(K.shape)), jnp.asarray(rng.standard_normal(y.shape))
+    line = lambda t: gaussian_log_marginal(K + t * dK * 1e-2, y + t * dy, T + 0.05 * t)  # noqa: E731
+    h = 1e-5
+    fd = (line(h) - line(-h)) / (2 * h)
+    assert float(jax.grad(line)(0.0)) == pytest.approx(float(fd), rel=1e-7)
+    fd2 = (line(1e-3) - 2 * line(0.0) + line(-1e-3)) / 1e-6
+    plain = lambda t: _plain_log_marginal(K + t * dK * 1e-2, y + t * dy, T + 0.05 * t)  # noqa: E731
+    assert float(jax.hessian(line)(0.0)) == pytest.approx(float(jax.hessian(plain)(0.0)), rel=1e-8)
+    assert float(jax.hessian(line)(0.0)) == pytest.approx(float(fd2), rel=1e-4)
+    bad = jax.grad(gaussian_log_marginal, argnums=(0, 1, 2))(-5.0 * K, y, T)
+    assert all(np.all(np.asarray(g) == 0.0) for g in bad)
+
+
 def test_gp_posterior_equals_the_explicit_inverse():
     """mean = k^T (K + T I)^-1 y, var = k** - k^T (K + T I)^-1 k, with a dense inverse (docs/theory.md eqs. (4.2b), (4.2c))."""
     phi_tr, phi_te, U, y = _problem(seed=1)

@@ -4,10 +4,15 @@ docs/theory.md eqs. (4.2b), (4.2c) (GP predictor), (4.4a) (energy ``E``) and (5.
 likelihood).  ``T I`` is added to the train/train block only; no inverse is ever formed.  A matrix
 ``K + T I`` that is not positive definite gives a NaN Cholesky factor, which every function here
 turns into a visible failure: ``-inf`` log-likelihood, ``+inf`` energy, NaN predictions.
+
+The marginal likelihood carries its closed-form derivative (docs/theory.md eq. (5.1e)) as a custom JVP:
+JAX's derivative of the Cholesky factorization costs about twice as many triangular solves (the
+profile in docs/design.md, "Speed: profile and floor", times the densities built on it).
 """
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
@@ -18,13 +23,37 @@ def shifted_cholesky(K, T):
     return Lc, jnp.all(jnp.isfinite(Lc))
 
 
+@jax.custom_jvp
 def gaussian_log_marginal(K, y, T):
-    """``ln N(y; 0, K + T I)`` (docs/theory.md eq. (5.1a)); ``-inf`` when ``K + T I`` is not PD."""
+    """``ln N(y; 0, K + T I)`` (docs/theory.md eq. (5.1a)); ``-inf`` when ``K + T I`` is not PD.
+
+    Differentiable to any order in ``K``, ``y`` and ``T``; the first derivative is the closed form
+    (5.1e) (:func:`_gaussian_log_marginal_jvp`), zero where the value is ``-inf``.
+    """
     Lc, ok = shifted_cholesky(K, T)
     alpha = jsl.solve_triangular(Lc, y, lower=True)
     logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(Lc)))
     out = -0.5 * (alpha @ alpha + logdet + y.shape[0] * jnp.log(2.0 * jnp.pi))
     return jnp.where(ok, out, -jnp.inf)
+
+
+@gaussian_log_marginal.defjvp
+def _gaussian_log_marginal_jvp(primals, tangents):
+    """Docs/theory.md eq. (5.1e): with ``G = (K + T I)^-1`` and ``a = G y``, the derivative of
+    ``ln N(y; 0, K + T I)`` is ``1/2 (a a^T - G)`` in ``K`` (symmetric, so it serves a tangent ``dK`` that is
+    not), ``-a`` in ``y`` and ``1/2 (a.a - tr G)`` in ``T``.  ``G = L^-T L^-1`` from one triangular solve."""
+    K, y, T = primals
+    dK, dy, dT = tangents
+    Lc, ok = shifted_cholesky(K, T)
+    L_inv = jsl.solve_triangular(Lc, jnp.eye(K.shape[0], dtype=Lc.dtype), lower=True)
+    G = L_inv.T @ L_inv
+    a = G @ y
+    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(Lc)))
+    out = -0.5 * (a @ y + logdet + y.shape[0] * jnp.log(2.0 * jnp.pi))
+    W = jnp.where(ok, 0.5 * (jnp.outer(a, a) - G), 0.0)  # masked before use: NaN * 0 would leak into gradients
+    a = jnp.where(ok, a, 0.0)
+    tangent = jnp.sum(W * dK) - a @ dy + jnp.trace(W) * dT
+    return jnp.where(ok, out, -jnp.inf), tangent
 
 
 def energy(K, y, T):
