@@ -2,8 +2,8 @@
 
 Every test process (and the processes tests start) runs XLA's Eigen kernels on one CPU thread, and each
 pytest-xdist worker is pinned to its own core: pytest-xdist runs one process per core, and JAX processes
-fighting over XLA's thread pools waste most of the CPU (docs/design.md).  The persistent compilation cache (bayes_attn._cache) is shared by the test
-processes of a session only when ``BAYES_ATTN_CACHE_DIR`` is set (off by default, see below).
+fighting over XLA's thread pools waste most of the CPU (docs/design.md).  The persistent compilation cache
+(bayes_attn._cache) is shared by the processes of one test session, in a folder of its own (see below).
 """
 
 import os
@@ -14,11 +14,22 @@ if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _ONE_THREAD).strip()
 if "xla_force_host_platform_device_count" not in os.environ["XLA_FLAGS"]:
     os.environ["XLA_FLAGS"] += " --xla_force_host_platform_device_count=4"
-# The persistent compilation cache is OFF in the tests and the processes they start (set
-# BAYES_ATTN_CACHE_DIR to turn it on): CI starts from an empty cache, so it saves little there.  (One
-# suite run on 2026-11-30 lost a worker to a segmentation fault inside XLA's executable.serialize(); the
-# cause was found on 2026-12-01: the worker had run out of memory maps, see _bounded_memory_maps below.)
-os.environ.setdefault("BAYES_ATTN_CACHE_DIR", "off")
+# The persistent compilation cache (bayes_attn._cache) is shared by the processes of one test session: a
+# fresh, empty folder per session (CI starts from nothing, and no run reads programs another session wrote),
+# made by the first process that imports this file -- the pytest-xdist controller, whose workers, and the
+# processes the tests start, inherit the variable -- and deleted when that process exits.  Tests compile
+# many identical programs (same sampler, model and shapes), so every one after the first is read from disk.
+# Set BAYES_ATTN_CACHE_DIR (``off`` disables it) to choose otherwise.  Workers drop their compiled programs
+# before they run out of memory maps (_bounded_memory_maps below; an exhausted map count once crashed a
+# worker inside XLA's executable.serialize()).
+if "BAYES_ATTN_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    _SESSION_CACHE = tempfile.mkdtemp(prefix="bayes_attn-test-cache-")
+    os.environ["BAYES_ATTN_CACHE_DIR"] = _SESSION_CACHE
+    atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
 
 import bayes_attn  # noqa: E402,F401  (float64)
 from bayes_attn._cache import pin_to_one_core  # noqa: E402
@@ -59,6 +70,27 @@ def random_task(P=6, Q=4, S=3, n0=4, heads=(2,), seed=0, style="w", readout_name
     y_tr = np.sign(rng.standard_normal(P))
     y_te = np.sign(rng.standard_normal(Q))
     return Task(x_tr, y_tr, x_te, y_te, tuple(layers), name="random")
+
+
+#: XLA flags of the fast suite (a session that deselects the slow tests, as the default ``-m 'not slow'`` does):
+#: its tests compile hundreds of small programs and run each briefly, so LLVM's optimisation passes cost more
+#: than they save (docs/design.md, "Compilation in the tests").  Sessions
+#: that select the slow tests (``./run.sh test-all``, CI) keep XLA's default level, which the long statistical
+#: runs need and which users run.  Results differ between levels in the last bits only (LLVM may contract
+#: a multiply and an add differently), so a test compares draws only between processes of one session.
+FAST_SUITE_XLA_FLAGS = "--xla_backend_optimization_level=0"
+
+
+def pytest_configure(config):
+    if (config.option.markexpr or "").strip() == "not slow" and "optimization_level" not in os.environ["XLA_FLAGS"]:
+        os.environ["XLA_FLAGS"] += " " + FAST_SUITE_XLA_FLAGS
+
+
+def subprocess_env(**extra) -> dict:
+    """Environment for a process a test starts, as a user's would be (no forced host devices) but with this
+    session's other XLA flags (one thread, optimisation level), so its draws equal the test process's."""
+    flags = " ".join(f for f in os.environ["XLA_FLAGS"].split() if "xla_force_host_platform_device_count" not in f)
+    return {**os.environ, "XLA_FLAGS": flags, **extra}
 
 
 @pytest.fixture(autouse=True)

@@ -71,6 +71,21 @@ def test_second_process_loads_the_compiled_program_from_disk(tmp_path):
     assert any((tmp_path / "cache").iterdir())
 
 
+def test_a_test_session_shares_one_fresh_cache():
+    """tests/conftest.py: every process of a test session (workers, and the processes tests start) uses one
+    compilation cache folder made for the session, so a program compiled by one is loaded by the next."""
+    from conftest import subprocess_env
+
+    folder = cache_dir()
+    if folder is None or not folder.name.startswith("bayes_attn-test-cache-"):
+        pytest.skip("BAYES_ATTN_CACHE_DIR was set for this session")
+    assert folder.is_dir() and os.environ["BAYES_ATTN_CACHE_DIR"] == str(folder)
+    out = [subprocess.run([sys.executable, "-c", PROBE], env=subprocess_env(), capture_output=True, text=True,
+                          check=True).stdout.split() for _ in range(2)]
+    assert out[0][0] == out[1][0] and int(out[1][1]) >= 1, out  # the second process read the first one's program
+    assert any(folder.iterdir())
+
+
 @pytest.mark.skipif(memory_map_usage() is None, reason="needs Linux /proc")
 def test_release_compiled_programs_frees_their_memory_maps():
     """A sampler's compiled programs hold ~1000+ memory maps until released; below the threshold

@@ -3,7 +3,7 @@
 
 import numpy as np
 import pytest
-from conftest import random_task
+from conftest import random_task, subprocess_env
 
 from bayes_attn._errors import InputError
 from bayes_attn.inference import KINDS, SAMPLERS, SamplerConfig, SamplingInterrupted, read_run, sample
@@ -179,7 +179,6 @@ def test_sigkill_then_cli_resume(tmp_path):
     """A ``bayes-attn sample`` process killed with SIGKILL during warm-up (right after its first
     checkpoint), then ``--resume``: the run file holds exactly the draws of an uninterrupted run, and
     no half-written run file is ever left behind."""
-    import os
     import signal
     import subprocess
     import sys
@@ -198,7 +197,7 @@ def test_sigkill_then_cli_resume(tmp_path):
     cfg = str(tmp_path / "c.toml")
     out = tmp_path / "run.nc"
     ck = checkpoint_path(out)
-    env = {**os.environ, "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"}
+    env = subprocess_env()
     proc = subprocess.Popen([sys.executable, "-c", "from bayes_attn.cli import main; main()", "sample", cfg,
                              "--out", str(out), "--quiet"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)

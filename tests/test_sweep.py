@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import random_task
+from conftest import random_task, subprocess_env
 
 from bayes_attn.cli import main
 from bayes_attn.inference import read_run
@@ -35,7 +35,6 @@ checkpoint_every = 2
 seed = 0
 progress_bar = false
 """
-XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false"
 
 
 def _setup(tmp_path, sweep: str, base: str = BASE):
@@ -175,7 +174,7 @@ def test_sweep_is_idempotent_resumable_and_extensible(tmp_path, monkeypatch):
     assert {k: v for k, v in _mtimes(out).items() if k in before} == before
     # SIGKILL a fresh sweep once its first cell is written, then finish it with the same command
     out2 = tmp_path / "out2"
-    env = {**os.environ, "XLA_FLAGS": XLA_ONE_THREAD}
+    env = subprocess_env()
     proc = subprocess.Popen([sys.executable, "-c", "from bayes_attn.cli import main; main()", "sweep", str(cfg),
                              "--out", str(out2), "--workers", "0", "--no-progress"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -287,7 +286,7 @@ def test_external_scheduler_and_worker_on_loopback(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "XLA_FLAGS": XLA_ONE_THREAD}
+    env = subprocess_env()
     bindir = os.path.dirname(sys.executable)
     sched = subprocess.Popen([os.path.join(bindir, "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
                               "--no-dashboard"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -42,4 +42,4 @@ def render() -> str:
                   "unit is the vectorized 4-chain value-and-gradient (Gibbs: one 4-chain sweep), the units the "
                   "run's gradient evaluations of its busiest chain, warm-up included (Gibbs: sweeps); \"lockstep\" "
                   "counts the vectorized evaluations instead (each iteration waits for its longest tree), where "
-                  "measured. The unit is timed alone (median of 30 calls) and is the noisiest number here.\n")
+                  "measured. The unit is timed alone (the fastest of 6 batch means of 10 calls) and is the noisiest number here.\n")
