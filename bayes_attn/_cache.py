@@ -1,7 +1,7 @@
 """JAX's persistent compilation cache for the command line and sweep workers.
 
-Compiling the samplers and the theory solver takes most of a short run (a 20-iteration
-order-parameter run: 17.9 s end to end, about 2.5 s of it importing, most of the rest compiling).
+Compiling the samplers and the theory solver takes most of a short run (the profile in
+docs/design.md, "Speed: profile and floor", splits runs into import, compilation and sampling).
 With the persistent cache a second process that compiles the same program (same shapes, same
 code) loads it from disk instead.
 
@@ -153,12 +153,11 @@ def release_compiled_programs(fraction: float = 0.5) -> bool:
     """Drop every compiled XLA program of this process (``jax.clear_caches()``) when its memory maps
     pass ``fraction`` of the kernel's limit; returns whether it did.
 
-    *(measured, 2026-12-01)* Every compiled CPU executable keeps its JIT-loaded code in anonymous memory
-    maps (a NUTS, MALA or Gibbs program of a small problem: 1000-1700 maps) for as long as JAX's caches
-    hold it.  A process that compiles many distinct programs (one pytest process: 63 450 maps after
-    the 46 tests of test_driver.py and test_wishart.py, against Linux's default limit of 65 530) then
-    dies of a segmentation fault inside XLA's compiler when the next ``mmap`` fails.
-    ``jax.clear_caches()`` releases them (7090 -> 1614 maps after four sampler runs); the price is
+    *(measured; docs/design.md, "Compiled programs and memory maps")* Every compiled CPU executable keeps
+    its JIT-loaded code in anonymous memory maps (a sampler program of a small problem: over a thousand) for
+    as long as JAX's caches hold it.  A process that compiles many distinct programs (a test worker) reaches
+    Linux's limit (``vm.max_map_count``) and then dies of a segmentation fault inside XLA's compiler when the
+    next ``mmap`` fails.  ``jax.clear_caches()`` releases them; the price is
     recompiling what is used again.  Called between sweep cells and between tests.
     """
     usage = memory_map_usage()

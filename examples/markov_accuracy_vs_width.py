@@ -224,7 +224,7 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
 def aggregate(args, results: dict) -> None:
     """Mean ± s.d. over replicates (theory.md §8): theory curve, sampled points, GP lines.
 
-    Gate per sampled width (issue 5): the theory mean lies within the sampled error bar
+    Gate per sampled width: the theory mean lies within the sampled error bar
     (s.d. over replicates of the per-replicate sampled accuracy).  The paired difference
     sampled − theory (mean ± standard error over replicates) is stored too: it is the sharper
     test of the O(1/N) finite-size correction, which the error-bar gate cannot resolve.

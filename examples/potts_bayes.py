@@ -1,5 +1,5 @@
 """Bayesian factored attention: calibration of the pseudo-posterior's credible intervals on data
-from known couplings (docs/potts.md §11.1; issue 16 item 6).
+from known couplings (docs/potts.md §11.1).
 
 Two problems.  (a) L = C = 3 with fields, exact samples (enumeration), ``--reps`` data sets of
 M = 300 and of M = 3000: NUTS at omega = 1 and at the magnitude-adjusted omega (``sandwich_omega``),

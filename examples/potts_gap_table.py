@@ -1,4 +1,4 @@
-"""Headline comparison at M = 3000 on G2 data at D ~ 0.3 (docs/potts.md §6-8; issue 16 item 5).
+"""Headline comparison at M = 3000 on G2 data at D ~ 0.3 (docs/potts.md §6-8).
 
 Data: a DATA.npz with train/val/test splits and the truth (default: the recovery example's
 G2, D ~ 0.3, data seed 0; its first 3000 training sequences).  Rows: FA-free (1 head, lambda

@@ -1,5 +1,5 @@
-"""Coupling recovery vs M on two ensembles at two Hamming distances, FA vs plmDCA (issue 16 item 4;
-docs/potts.md §5-6).  End to end: data (beta tuned, PT samples), fits, law fits, figure, JSON.
+"""Coupling recovery vs M on two ensembles at two Hamming distances, FA vs plmDCA
+(docs/potts.md §5-6).  End to end: data (beta tuned, PT samples), fits, law fits, figure, JSON.
 
 Ensembles (project choice, docs/potts_choices.md): ``G2`` (potts.md §1.2, no fields) and
 ``G2+fields`` (the same couplings plus a consensus colour per site, h_i(c_i) = 1, and N(0, 0.5^2)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Gates of the default runs (issue 14): run the sweep of ``configs/gates_markov4.toml`` and write
+"""Gates of the default runs: run the sweep of ``configs/gates_markov4.toml`` and write
 ``docs/figures/gates_markov4.json`` (one row per cell: R-hat, ESS, divergences, verdict), the data of the
 table ``gates_markov4`` (scripts/tables/gates_markov4.py) in docs/samplers.md.
 

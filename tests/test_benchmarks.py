@@ -1,4 +1,4 @@
-"""Benchmark scripts run (tiny sizes): the device benchmark's --smoke mode on the CPU (issue 13), the sweep
+"""Benchmark scripts run (tiny sizes): the device benchmark's --smoke mode on the CPU, the sweep
 benchmark's --smoke mode (it starts about fifteen processes) and the Wishart-sites benchmark (slow); the
 pinning benchmark's --smoke mode (fast)."""
 

@@ -1,4 +1,4 @@
-"""Documents generated from data (issue 14): the tables of numbers in README.md and docs/*.md are
+"""Documents generated from data: the tables of numbers in README.md and docs/*.md are
 written by scripts/tables/NAME.py from JSON files of this repository, and cannot drift."""
 
 from __future__ import annotations

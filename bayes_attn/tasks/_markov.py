@@ -104,7 +104,7 @@ def markov_layers(paths=4, head_seeds=(147, 247), beta_att: float = 10.0, p_blan
     ``[["good", "rand"], ["unif", "rand"]]``; names: good, diff, unif, rand (blank(p_blank)).
     Layer ``l`` draws its (first) blank head from ``head_seeds[l]``; a layer's ``k``-th further blank head
     (``k >= 1``) from the seed sequence ``[head_seeds[l], k]`` and is named ``rand_{k+1}``, so that two random
-    heads of one layer differ (they were drawn from the same seed, hence identical, before 2026-11-30).
+    heads of one layer differ (an earlier version drew them from the same seed, so they were identical).
     """
     if heads is None:
         layer_heads = [[(n, p) for n, p in layer] for layer in MARKOV_CONFIGS[paths][:2]]

@@ -21,7 +21,7 @@ own) and **warm** (the cache the cold run filled), each on one claimed core as `
   Not counted, so the floor is a little low: NUTS's initial step-size search, ULA's end-of-warm-up power
   iteration (30 Hessian-vector products per chain).
 
-The ratios ``total / floor`` (cold and warm) are the numbers issue 27 sets targets on.  The table in
+The ratios ``total / floor`` (cold and warm) are the numbers the speed targets are set on.  The table in
 docs/design.md ("Profile and floor") is generated from the JSON (``scripts/tables/bench_profile.py``).
 """
 

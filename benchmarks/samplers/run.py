@@ -30,7 +30,7 @@ SAMPLERS = {
     "ula": dict(kind="ula", collapsed=True, warmup=500, draws=2000, thinning=4),
     "gibbs": dict(kind="gibbs", collapsed=True, warmup=50, draws=300),
     "gibbs_full": dict(kind="gibbs", collapsed=False, warmup=50, draws=300),
-    # the exact order-parameter posterior (issue 7, docs/wishart.md): same posterior of f, cost independent of N
+    # the exact order-parameter posterior (docs/wishart.md): same posterior of f, cost independent of N
     "wishart": dict(kind="wishart", warmup=500, draws=1000),
 }
 

@@ -1,4 +1,4 @@
-"""Sweep benchmark (issue 13): the same grid of cells run three ways, whole-process wall time, side by side.
+"""Sweep benchmark: the same grid of cells run three ways, whole-process wall time, side by side.
 
 * ``processes``: every cell as separate ``bayes-attn sample`` and ``bayes-attn theory`` processes, one after the
   other (what users did before ``bayes-attn sweep``), with the persistent compilation cache **off** (the

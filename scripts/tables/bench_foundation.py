@@ -1,4 +1,4 @@
-"""README "Benchmarks": full vs collapsed NUTS on the Markov 4-path task.
+"""docs/benchmarks.md: full vs collapsed NUTS on the Markov 4-path task.
 
 Reads benchmarks/foundation/results.json (benchmarks/foundation/run.py).
 """

@@ -1,4 +1,4 @@
-"""README "Benchmarks" and docs/samplers.md "Benchmark": one row per (width, sampler) cell.
+"""docs/benchmarks.md and docs/samplers.md "Benchmark": one row per (width, sampler) cell.
 
 Reads benchmarks/samplers/results.json (benchmarks/samplers/run.py).  The work count is the
 ``n_steps`` sample statistic (bayes_attn.inference.samplers STATS); files written before it was

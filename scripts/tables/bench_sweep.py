@@ -1,4 +1,4 @@
-"""README "Benchmarks": the sweep benchmark (issue 13), processes vs sweep with 1 and 2 workers; warm vs cold
+"""docs/benchmarks.md: the sweep benchmark, processes vs sweep with 1 and 2 workers; warm vs cold
 theory.
 
 Reads benchmarks/sweep/results.json (benchmarks/sweep/run.py) and, where it exists,

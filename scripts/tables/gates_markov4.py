@@ -1,4 +1,4 @@
-"""docs/samplers.md: the gates of the default order-parameter runs over N x T x seed (issue 14).
+"""docs/samplers.md: the gates of the default order-parameter runs over N x T x seed.
 
 Reads docs/figures/gates_markov4.json (scripts/gates.py: the sweep of configs/gates_markov4.toml).
 """
