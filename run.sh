@@ -3,6 +3,7 @@
 #   ./run.sh main    # create .venv (Python >= 3.12) if missing, install, run the main job
 #   ./run.sh test    # create .venv if missing, install with test extras, run the fast test suite
 #   ./run.sh test-all  # also the slow statistical tests
+#   ./run.sh lint    # install the dev extra and run ruff (CI runs it before the tests)
 set -euo pipefail
 cd "$(dirname "$0")"
 job="${1:-main}"; shift || true
@@ -35,5 +36,8 @@ case "$job" in
   main) exec bash scripts/main.sh "$@" ;;
   test) exec python -m pytest -q -n 2 "$@" ;;
   test-all) exec python -m pytest -q -n 2 -m "slow or not slow" "$@" ;;
-  *) echo "usage: ./run.sh {main|test|test-all} [args]" >&2; exit 2 ;;
+  lint)
+    command -v ruff >/dev/null 2>&1 || python -m pip install -q -e ".[test,dev]"
+    exec ruff check "$@" . ;;
+  *) echo "usage: ./run.sh {main|test|test-all|lint} [args]" >&2; exit 2 ;;
 esac

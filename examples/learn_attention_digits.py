@@ -65,7 +65,7 @@ def main(argv=None):
 
     import bayes_attn  # noqa: F401
     from bayes_attn import gd
-    from bayes_attn.tasks import digits_episodes, with_test_set
+    from bayes_attn.tasks import digits_episodes
     from bayes_attn.theory import (TheoryWarning, evidence_head_selection, fit_attention, head_scores, log_evidence,
                                    theory_accuracy, with_attention)
 

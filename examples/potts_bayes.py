@@ -86,7 +86,6 @@ def run_large(path, M: int, warmup: int, draws: int):
         s = d["sequences"]
     m = pt.Potts(d["J"], d["U"], float(d["beta"]), d["h"])
     L, C = m.L, m.C
-    t0 = time.time()
     fp, info = pt.fit_lbfgs(jax.random.PRNGKey(0), s, pt.FAConfig(L, C, bias=True), pt.map_lambda(M, L),
                             lam_fields=pt.map_lambda(M, L, scale=SCALE_B))
     om = pt.sandwich_omega(s, fp, scale_b=SCALE_B)

@@ -161,7 +161,7 @@ class TestSweep:
 def test_gibbs_agrees_with_nuts_on_deep_model():
     """Predictor mean/variance of Gibbs (RB) vs a long collapsed-NUTS run, within MCSE."""
     from bayes_attn.diagnostics import summarize
-    from bayes_attn.inference import SamplerConfig, predictor_statistics, sample
+    from bayes_attn.inference import SamplerConfig, sample
 
     task = random_task(P=8, Q=4, S=3, n0=4, heads=(2, 2), seed=3)
     spec = NetworkSpec(heads=task.heads, n0=task.n0, width=6, temperature=0.1, readout="last")

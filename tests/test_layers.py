@@ -82,7 +82,7 @@ def test_no_module_is_over_the_size_limit():
 
 
 def test_every_declared_dependency_is_imported():
-    """README "Design": a declared dependency is one the package imports."""
+    """README "Dependencies": a declared dependency is one the package imports."""
     import tomllib
 
     names = {"scikit-learn": "sklearn"}

@@ -10,7 +10,7 @@ import pytest
 import xarray as xr
 
 from bayes_attn.cli import main
-from bayes_attn.diagnostics import Thresholds, summarize
+from bayes_attn.diagnostics import summarize
 from bayes_attn.diagnostics._report import load_runs, quantity_table, render_report, write_report
 from bayes_attn.inference import to_datatree, write_run
 

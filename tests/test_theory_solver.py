@@ -17,7 +17,6 @@ from bayes_attn.theory import (
     entropy,
     reference_solve,
     solve,
-    u_a_closed_form,
     u_l_root,
 )
 from bayes_attn.theory._solver import _newton_data, _value

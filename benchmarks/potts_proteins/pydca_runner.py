@@ -63,7 +63,7 @@ def peak_rss_mb():
 
 
 def read_fasta(path):
-    names, seqs, cur = [], [], None
+    names, seqs = [], []
     with open(path) as fh:
         for line in fh:
             line = line.strip()

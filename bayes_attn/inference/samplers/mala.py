@@ -129,5 +129,6 @@ def program(model, settings: Settings) -> Program:
 SAMPLER = Sampler("mala", program, ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
                   ("weights", "collapsed", "order_parameters"))
 
-__all__ = ["State", "Info", "init", "build_kernel", "is_divergent", "warmup_functions", "langevin_program", "program", "SAMPLER",
+__all__ = ["State", "Info",  # noqa: F822  (State, Info: module __getattr__, blackjax loads on first use)
+           "init", "build_kernel", "is_divergent", "warmup_functions", "langevin_program", "program", "SAMPLER",
            "DEFAULT_WARMUP_TARGET"]

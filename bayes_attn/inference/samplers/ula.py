@@ -92,4 +92,4 @@ def program(model, settings: Settings) -> Program:
 SAMPLER = Sampler("ula", program, ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
                   ("weights", "collapsed", "order_parameters"))
 
-__all__ = ["State", "Info", "init", "build_kernel", "log_acceptance_ratio", "program", "SAMPLER"]
+__all__ = ["State", "Info", "init", "build_kernel", "log_acceptance_ratio", "program", "SAMPLER"]  # noqa: F822  (State: __getattr__)
