@@ -7,18 +7,38 @@ code 2; the Python API lets it propagate.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Iterable
 
 import numpy as np
 
 
 class InputError(ValueError):
-    """Bad user input. The message names the field and fits on one line."""
+    """Bad user input. The message names the field and fits on one line; ``field`` is that name when the
+    error came from :func:`require` (or a check built on it)."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 def require(cond: bool, field: str, msg: str) -> None:
     if not cond:
-        raise InputError(f"{field}: {msg}")
+        raise InputError(f"{field}: {msg}", field)
+
+
+@contextlib.contextmanager
+def renamed(names: dict[str, str]):
+    """Inside, an :class:`InputError` about a field in ``names`` is raised again under its new name: the command
+    line calls the library, which names its own parameters (``steps``), and maps them onto its flags
+    (``--steps``) instead of checking the same values twice."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.field not in names:
+            raise
+        new = names[exc.field]
+        raise InputError(new + str(exc)[len(exc.field):], new) from None
 
 
 def positive(value: Any, field: str, *, integer: bool = False) -> Any:

@@ -59,7 +59,7 @@ def atomic_write(path, write, *, field: str = "out") -> Path:
         os.replace(tmp, p)
     except OSError as exc:
         _discard(tmp)
-        raise InputError(f"{field}: cannot write {str(p)!r} ({exc.strerror or type(exc).__name__})") from None
+        raise InputError(f"{field}: cannot write {str(p)!r} ({exc.strerror or type(exc).__name__})", field) from None
     except BaseException:
         _discard(tmp)
         raise

@@ -221,8 +221,10 @@ def test_bad_basis_and_prior_scale():
         fit_attention(task, spec, steps=1, basis=np.eye(3))  # wrong token dimension
     with pytest.raises(InputError, match="basis"):
         fit_attention(task, spec, steps=1, basis=np.zeros((4, 0)))  # no direction at all
-    with pytest.raises(InputError, match="--prior-scale"):
+    with pytest.raises(InputError, match="^prior_scale: "):  # the library names its own parameters
         fit_attention(task, spec, steps=1, prior_scale=-1.0)
+    with pytest.raises(InputError, match="^steps: "):
+        fit_attention(task, spec, steps=0)
 
 
 def test_cli_fit_attention_with_basis_and_prior(tmp_path):
@@ -242,3 +244,16 @@ def test_cli_fit_attention_with_basis_and_prior(tmp_path):
         for k in ("Q", "K"):
             v = np.asarray(layer.params[k])
             np.testing.assert_allclose(v - v @ B @ B.T, 0.0, atol=1e-12)
+
+
+def test_renamed_maps_library_names_onto_flags_and_leaves_others():
+    """``bayes_attn._errors.renamed``: the command line's map from the library's parameter names to its flags."""
+    from bayes_attn._errors import InputError, positive, renamed
+
+    with pytest.raises(InputError, match="^--steps: must be > 0, got 0$") as info:
+        with renamed({"steps": "--steps"}):
+            positive(0, "steps", integer=True)
+    assert info.value.field == "--steps"
+    with pytest.raises(InputError, match="^lr: "):  # not in the map: unchanged
+        with renamed({"steps": "--steps"}):
+            positive(-1.0, "lr")

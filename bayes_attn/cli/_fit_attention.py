@@ -18,6 +18,11 @@ import sys
 from pathlib import Path
 
 
+#: the library's names of the settings this command passes on, and their flags
+FLAGS = {"steps": "--steps", "lr": "--lr", "n_pairs": "--pairs", "eval_every": "--eval-every",
+         "prior_scale": "--prior-scale", "basis": "--basis"}
+
+
 def register(sub) -> None:
     p = sub.add_parser("fit-attention", help="learn the attention by maximising the evidence (bundle out)")
     p.add_argument("config", help="TOML config ([data], [network] with one width and temperature)")
@@ -78,20 +83,18 @@ def run(args) -> int:
 
     import jax.numpy as jnp
 
-    from .._errors import nonnegative_int, positive, require
-    from ..theory import TheoryWarning, attention_params, check_basis, check_widths, fit_attention, \
-        project_attention, solve, theory_accuracy, with_attention
+    from .._errors import nonnegative_int, positive, renamed, require
+    from ..theory import TheoryWarning, attention_params, check_basis, check_fit_settings, check_widths, \
+        fit_attention, project_attention, solve, theory_accuracy, with_attention
     from .._io import atomic_savez, atomic_write_json
     from ._evidence import load_run_config
 
-    positive(args.steps, "--steps", integer=True)
-    positive(args.lr, "--lr")
-    positive(args.pairs, "--pairs", integer=True)
-    positive(args.eval_every, "--eval-every", integer=True)
+    settings = dict(steps=args.steps, lr=args.lr, n_pairs=args.pairs, eval_every=args.eval_every,
+                    prior_scale=args.prior_scale)
+    with renamed(FLAGS):  # the library checks its own settings (and the basis), named by its flags here
+        check_fit_settings(**settings)
     positive(args.n_val, "--n-val", integer=True)
     nonnegative_int(args.seed_val, "--seed-val")
-    if args.prior_scale is not None:
-        positive(args.prior_scale, "--prior-scale")
     basis = _basis(args.basis)
     out = Path(args.out)
     require(out.suffix == ".npz", "--out", f"must end in .npz, got {args.out!r}")
@@ -100,7 +103,8 @@ def run(args) -> int:
     spec = cfg.spec(task)
     params0 = attention_params(task)  # InputError for user-supplied attention arrays
     if basis is not None:  # the start of the fit: the config's heads projected on span(basis)
-        params0 = project_attention(params0, check_basis(basis, task.x_train.shape[-1]))
+        with renamed(FLAGS):
+            params0 = project_attention(params0, check_basis(basis, task.x_train.shape[-1]))
     if args.exact:
         check_widths(spec)
     val = _validation(cfg, task, args)
@@ -108,9 +112,7 @@ def run(args) -> int:
         warnings.simplefilter("ignore", TheoryWarning)
         sol0 = solve(spec, with_attention(task, params0).phi("train", spec), task.y_train)
     acc0 = theory_accuracy(params0, spec, task, sol0.U, task.x_test, task.y_test)
-    res = fit_attention(task, spec, steps=args.steps, lr=args.lr, exact=args.exact, n_pairs=args.pairs, val=val,
-                        eval_every=args.eval_every, progress=not args.no_progress, prior_scale=args.prior_scale,
-                        basis=basis)
+    res = fit_attention(task, spec, exact=args.exact, val=val, progress=not args.no_progress, basis=basis, **settings)
     learned = with_attention(task, res.params, name=f"{task.name}-evidence")
     acc1 = theory_accuracy(res.params, spec, task, jnp.asarray(res.U), task.x_test, task.y_test)
     arrays = learned.to_npz_dict()

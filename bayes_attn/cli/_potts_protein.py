@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import InputError, require
+from .._errors import InputError, renamed, require
 
 
 def _iteration_line(t0):
@@ -174,10 +174,12 @@ def run_contacts(args) -> int:
                                                      for c, v in cuts.items())
                   + f"  (random {report[name]['baseline']:.3f})", flush=True)
         if args.plot:
-            pt.plot_contact_map(scores, contacts, known, residues, args.plot,
-                                title=f"{Path(args.fit).stem}: top L pairs vs {Path(args.structure).name} {chain}")
+            with renamed({"path": "--plot"}):
+                pt.plot_contact_map(scores, contacts, known, residues, args.plot,
+                                    title=f"{Path(args.fit).stem}: top L pairs vs {Path(args.structure).name} {chain}")
     elif args.plot:
-        pt.plot_contact_map(scores, None, None, residues, args.plot, title=f"{Path(args.fit).stem}: top L pairs")
+        with renamed({"path": "--plot"}):
+            pt.plot_contact_map(scores, None, None, residues, args.plot, title=f"{Path(args.fit).stem}: top L pairs")
     buf = io.StringIO()
     wr = csv.writer(buf, lineterminator="\n")
     wr.writerow(["rank", "i", "j", "separation", "score"] + (["distance", "contact"] if dist is not None else []))

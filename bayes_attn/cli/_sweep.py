@@ -27,15 +27,16 @@ def register(sub) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from .._errors import InputError
+    from .._errors import InputError, renamed
     from ..sweep import load_sweep, run_sweep
 
     if args.workers is not None and args.workers < 0:
         raise InputError(f"--workers: must be >= 0, got {args.workers}")
     sweep = load_sweep(args.config)
     print(f"{len(sweep.cells)} cells over {', '.join(f'{n} ({len(v)})' for n, v in zip(sweep.names, sweep.values))}")
-    ds, results = run_sweep(sweep, Path(args.out), workers=args.workers, scheduler=args.scheduler,
-                            progress=not args.no_progress)
+    with renamed({"scheduler": "--scheduler"}):
+        ds, results = run_sweep(sweep, Path(args.out), workers=args.workers, scheduler=args.scheduler,
+                                progress=not args.no_progress)
     counts = {s: sum(r["status"] == s for r in results) for s in ("done", "reused", "failed")}
     print(f"wrote {Path(args.out) / 'sweep.nc'}: {counts['done']} computed, {counts['reused']} reused, "
           f"{counts['failed']} failed")

@@ -124,7 +124,7 @@ def plot_contact_map(scores, contacts, known, residues, path, *, title: str = ""
     fig.tight_layout()
     from .._io import atomic_write
 
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=130, format="png"), field="--plot")
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=130, format="png"), field="path")
     plt.close(fig)
 
 

@@ -51,7 +51,7 @@ def open_client(workers: int | None, scheduler: str | None):
         try:
             return Client(scheduler, timeout="10s"), None
         except (OSError, TimeoutError) as exc:
-            raise InputError(f"--scheduler: cannot reach {scheduler!r} ({type(exc).__name__})") from None
+            raise InputError(f"scheduler: cannot reach {scheduler!r} ({type(exc).__name__})", "scheduler") from None
     n = workers or usable_cores()
     env = {"XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " " + SINGLE_THREAD_XLA_FLAGS).strip()}
     folder = cache_dir()

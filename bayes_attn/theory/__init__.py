@@ -51,6 +51,7 @@ from ._learn import (
     attention_matrices,
     attention_params,
     check_basis,
+    check_fit_settings,
     fit_attention,
     log_hyperprior,
     phi_of,
@@ -121,6 +122,7 @@ __all__ = [
     "theory_accuracy",
     "fit_attention",
     "check_basis",
+    "check_fit_settings",
     "log_hyperprior",
     "project_attention",
 ]

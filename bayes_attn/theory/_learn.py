@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._errors import InputError, positive
+from .._errors import InputError, positive, require
 from ..network import HeadLayer, path_attention, path_inputs, phi as make_phi, qk_scores, softmax_keys, w_scores
 from ._evidence import exact_log_evidence, fisher_attention_grad, saddle_attention_grad, saddle_log_evidence
 from ._predictor import predict
@@ -126,11 +126,23 @@ def _expand(params, basis):
 
 def check_basis(basis, n0: int):
     """``basis`` as a float64 array after checking it is ``(n0, m)`` with ``m >= 1`` and full column rank
-    (:class:`InputError` naming ``--basis`` otherwise)."""
+    (:class:`InputError` naming ``basis`` otherwise)."""
     B = np.asarray(basis, dtype=float)
-    if B.ndim != 2 or B.shape[0] != n0 or B.shape[1] < 1 or int(np.linalg.matrix_rank(B)) != B.shape[1]:
-        raise InputError(f"--basis: must be a ({n0}, m) matrix of full column rank m >= 1, got shape {B.shape}")
+    ok = B.ndim == 2 and B.shape[0] == n0 and B.shape[1] >= 1 and int(np.linalg.matrix_rank(B)) == B.shape[1]
+    require(ok, "basis", f"must be a ({n0}, m) matrix of full column rank m >= 1, got shape {B.shape}")
     return jnp.asarray(B, dtype=jnp.float64)
+
+
+def check_fit_settings(*, steps: int = 100, lr: float = 0.01, n_pairs: int = 500, eval_every: int = 10,
+                       prior_scale: float | None = None) -> None:
+    """The checks :func:`fit_attention` makes on its settings (an :class:`InputError` naming the parameter), for
+    callers that want them before any work (the command line, under its flag names)."""
+    positive(steps, "steps", integer=True)
+    positive(lr, "lr")
+    positive(n_pairs, "n_pairs", integer=True)
+    positive(eval_every, "eval_every", integer=True)
+    if prior_scale is not None:
+        positive(prior_scale, "prior_scale")
 
 
 def project_attention(params, basis):
@@ -165,10 +177,7 @@ def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool
     """
     import optax
 
-    positive(steps, "--steps", integer=True)
-    positive(lr, "--lr")
-    if prior_scale is not None:
-        positive(prior_scale, "--prior-scale")
+    check_fit_settings(steps=steps, lr=lr, n_pairs=n_pairs, eval_every=eval_every, prior_scale=prior_scale)
     full0 = attention_params(task)
     if basis is not None:
         basis = check_basis(basis, task.x_train.shape[-1])
@@ -235,4 +244,4 @@ def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool
 
 
 __all__ = ["attention_params", "attention_matrices", "phi_of", "with_attention", "theory_accuracy", "FitResult",
-           "fit_attention", "log_hyperprior", "project_attention", "check_basis"]
+           "fit_attention", "log_hyperprior", "project_attention", "check_basis", "check_fit_settings"]
