@@ -6,15 +6,14 @@ from dataclasses import dataclass
 
 from .._errors import nonnegative_int, one_of, positive, require
 from ._devices import CHAIN_METHODS
+from .samplers._registry import MODELS, REGISTRY
 
-#: sampling algorithms (:mod:`bayes_attn.inference.samplers`); ``"wishart"`` is accepted as an alias
+#: the built-in sampling algorithms, derived from the registry (:mod:`bayes_attn.inference.samplers._registry`,
+#: which validation reads, so a registered sampler is accepted too); ``"wishart"`` is accepted as an alias
 #: of ``kind = "nuts"`` on ``model = "order_parameters"``
-KINDS = ("nuts", "mala", "ula", "gibbs")
-#: what is sampled (:mod:`bayes_attn.inference.models`)
-MODELS = ("weights", "collapsed", "order_parameters")
-#: the models each sampler can sample (Gibbs needs conditionally Gaussian blocks: the full weights;
-#: on ``collapsed`` it runs the full-weight sweep and stores the collapsed model's predictions)
-SAMPLER_MODELS = {"nuts": MODELS, "mala": MODELS, "ula": MODELS, "gibbs": ("weights", "collapsed")}
+KINDS = tuple(REGISTRY)
+#: the models each built-in sampler can sample (the registry's ``models``)
+SAMPLER_MODELS = {name: s.models for name, s in REGISTRY.items()}
 
 #: target acceptance when ``target_accept`` is not given: NUTS (NumPyro default) and MALA
 #: (0.574, Roberts & Rosenthal 1998, optimal scaling of MALA)
@@ -110,16 +109,16 @@ class SamplerConfig:
                     f"sampler.kind = \"wishart\" samples the order parameters, not model {self.model!r}")
             set_("kind", "nuts")
             set_("model", "order_parameters")
-        one_of(self.kind, KINDS + ("wishart",), "sampler.kind")
+        one_of(self.kind, tuple(REGISTRY) + ("wishart",), "sampler.kind")
         if self.model is None:
             set_("model", "collapsed" if self.collapsed else "weights")
         one_of(self.model, MODELS, "model.kind")
         require(not (self.collapsed and self.model == "weights"), "sampler.collapsed",
                 "collapsed = true contradicts model.kind = \"weights\"")
         set_("collapsed", self.model == "collapsed")
-        require(self.model in SAMPLER_MODELS[self.kind], "model.kind",
-                f"the {self.kind} sampler cannot sample model {self.model!r} "
-                f"(it samples {', '.join(SAMPLER_MODELS[self.kind])})")
+        serves = REGISTRY[self.kind].models
+        require(self.model in serves, "model.kind",
+                f"the {self.kind} sampler cannot sample model {self.model!r} (it samples {', '.join(serves)})")
         one_of(self.chain_method, CHAIN_METHODS, "sampler.chain_method")
         one_of(self.precision, PRECISIONS, "sampler.precision")
         one_of(self.init, INITS, "sampler.init")

@@ -17,7 +17,7 @@ from ._config import SamplerConfig
 from ._output import to_datatree
 from ._runner import run_chains
 from .models import build_model, theory_start
-from .samplers import Settings
+from .samplers import SAMPLERS, Settings
 
 
 def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | None = None, checkpoint=None,
@@ -33,7 +33,7 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
     ``data = False``: the prior alone (order parameters); ``attrs``: extra root attributes; ``timings``: a
     dict to which the wall time of each phase of the run is added (:func:`~bayes_attn.inference.run_chains`).
     """
-    model, args = build_model(task, spec, cfg.model, fixed=fixed, data=data, path_inputs=cfg.kind == "gibbs")
+    model, args = build_model(task, spec, cfg.model, fixed=fixed, data=data, path_inputs=SAMPLERS[cfg.kind].path_inputs)
     positions = imm = None
     if cfg.init == "theory":
         start = theory_start(model, args, spec, cfg.chains, cfg.seed)

@@ -109,7 +109,9 @@ def floor(task, spec, cfg, dt) -> dict:
     from bayes_attn.inference._devices import chain_layout
     from bayes_attn.inference.samplers import Settings
 
-    model, args = build_model(task, spec, cfg.model, path_inputs=cfg.kind == "gibbs")
+    from bayes_attn.inference.samplers import SAMPLERS
+
+    model, args = build_model(task, spec, cfg.model, path_inputs=SAMPLERS[cfg.kind].path_inputs)
     settings = Settings.from_config(cfg)
     layout = chain_layout(cfg.chains, cfg.chain_method, cfg.devices)
     prog = _program(cfg.kind, model, settings)

@@ -1,21 +1,30 @@
 """Sampling algorithms on one protocol (:mod:`._base`): NUTS, MALA, ULA and exact Gibbs.
 
 Each module has blackjax's shape (``State``/``Info``, ``init``, ``build_kernel``) plus
-``program(model, settings)`` for the driver and a :class:`Sampler` record ``SAMPLER``.
-NUTS is NumPyro's (functional ``hmc`` pieces), MALA and ULA use blackjax's kernels and dual
-averaging; the exact Gibbs sweep is ours (docs/samplers.md).
+``program(model, settings)`` for the driver; the registry (:mod:`._registry`) lists them with what they
+serve.  NUTS is NumPyro's (functional ``hmc`` pieces), MALA and ULA use blackjax's kernels and dual
+averaging; the exact Gibbs sweep is ours (docs/samplers.md).  The algorithm modules are imported on first
+use (PEP 562), so the registry can be read without loading NumPyro or blackjax.
 
-How to add a sampler: write ``samplers/<name>.py`` with ``State``, ``Info``, ``init``,
-``build_kernel``, ``program(model, settings) -> Program`` (per-chain pure functions taking the
-model's traced arguments) and ``SAMPLER = Sampler(name, program, stats, models)``; add it to
-:data:`SAMPLERS` and to ``KINDS``/``SAMPLER_MODELS`` of :mod:`bayes_attn.inference._config`.  The
-driver then gives it chunking, checkpoint/resume, progress, thinning and the DataTree output.
+How to add a sampler: README, "How to add a sampler".
 """
 
-from . import gibbs, mala, nuts, ula
+import importlib
+
 from ._base import STATS, Program, Sampler, Settings
+from ._registry import MODELS, REGISTRY, register
 
-#: every sampler, by ``[sampler] kind``
-SAMPLERS = {s.name: s for s in (nuts.SAMPLER, mala.SAMPLER, ula.SAMPLER, gibbs.SAMPLER)}
+#: every sampler, by ``[sampler] kind`` (the registry itself)
+SAMPLERS = REGISTRY
 
-__all__ = ["SAMPLERS", "STATS", "Program", "Sampler", "Settings", "nuts", "mala", "ula", "gibbs"]
+_MODULES = ("nuts", "mala", "ula", "gibbs")
+
+
+def __getattr__(name):
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["SAMPLERS", "REGISTRY", "MODELS", "register", "STATS", "Program", "Sampler", "Settings", "nuts", "mala",
+           "ula", "gibbs"]

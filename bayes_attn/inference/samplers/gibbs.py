@@ -47,7 +47,7 @@ from ...linalg import apply_kernel, shifted_cholesky
 from ...network import apply_layer, backward_vectors, head_membership, path_forward, project_input
 from ..models import weight_shapes
 from ._adapt import std_normal
-from ._base import Program, Sampler, Settings
+from ._base import Program, Settings
 
 
 class State(NamedTuple):
@@ -211,7 +211,5 @@ def program(model, settings: Settings) -> Program:
                    lambda s, a: s.position, {"diverging": "any", "n_steps": "sum"}, shared_step=True)
 
 
-SAMPLER = Sampler("gibbs", program, ("lp", "acceptance_rate", "diverging", "n_steps"), ("weights", "collapsed"))
-
 __all__ = ["State", "Info", "init", "build_kernel", "matheron", "scale_move", "layer_gram", "readout_gram",
-           "block_gram", "same_head_mask", "log_density", "program", "SAMPLER"]
+           "block_gram", "same_head_mask", "log_density", "program"]

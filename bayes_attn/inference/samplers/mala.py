@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
 from ._adapt import dual_averaging, flat_logdensity, max_curvature
-from ._base import Program, Sampler, Settings
+from ._base import Program, Settings
 
 
 def _blackjax_mala():
@@ -126,9 +126,6 @@ def program(model, settings: Settings) -> Program:
     return langevin_program(model, settings, settings.target_accept, build_kernel(), end_warmup, is_divergent)
 
 
-SAMPLER = Sampler("mala", program, ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
-                  ("weights", "collapsed", "order_parameters"))
-
 __all__ = ["State", "Info",  # noqa: F822  (State, Info: module __getattr__, blackjax loads on first use)
-           "init", "build_kernel", "is_divergent", "warmup_functions", "langevin_program", "program", "SAMPLER",
+           "init", "build_kernel", "is_divergent", "warmup_functions", "langevin_program", "program",
            "DEFAULT_WARMUP_TARGET"]

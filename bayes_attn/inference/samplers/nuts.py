@@ -24,7 +24,7 @@ from numpyro.infer import init_to_uniform
 from numpyro.infer.hmc import HMCState, hmc
 from numpyro.infer.util import ParamInfo, find_valid_initial_params, potential_energy
 
-from ._base import Program, Sampler, Settings
+from ._base import Program, Settings
 
 State = HMCState
 
@@ -99,7 +99,4 @@ def program(model, settings: Settings) -> Program:
                    lambda s, a: s.z, {"diverging": "any", "n_steps": "sum"}, shared_step=True)
 
 
-SAMPLER = Sampler("nuts", program, ("lp", "acceptance_rate", "step_size", "diverging", "n_steps", "tree_depth",
-                                    "energy"), ("weights", "collapsed", "order_parameters"))
-
-__all__ = ["State", "Info", "init", "build_kernel", "program", "SAMPLER"]
+__all__ = ["State", "Info", "init", "build_kernel", "program"]

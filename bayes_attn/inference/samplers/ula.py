@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from ._adapt import flat_logdensity, max_curvature
-from ._base import Program, Sampler, Settings  # noqa: F401  (Program: the return type)
+from ._base import Program, Settings  # noqa: F401  (Program: the return type)
 from .mala import DEFAULT_WARMUP_TARGET, _blackjax_mala, init, langevin_program
 
 
@@ -89,7 +89,4 @@ def program(model, settings: Settings) -> Program:
                             lambda info: info.is_divergent)
 
 
-SAMPLER = Sampler("ula", program, ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
-                  ("weights", "collapsed", "order_parameters"))
-
-__all__ = ["State", "Info", "init", "build_kernel", "log_acceptance_ratio", "program", "SAMPLER"]  # noqa: F822  (State: __getattr__)
+__all__ = ["State", "Info", "init", "build_kernel", "log_acceptance_ratio", "program"]  # noqa: F822  (State: __getattr__)
