@@ -1,6 +1,6 @@
 """README.md as a user's guide: install, quick start, documentation map and citation in its first 60 lines,
 no dates or issue numbers, and its quick-start blocks run as written (Python in this process, the command
-lines through ``bayes_attn.cli.main`` in a scratch folder)."""
+lines through ``bayes_attn.cli.main`` in a scratch folder; both in the slow set, which CI runs)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ def test_no_dates_or_issue_numbers():
     assert not re.search(r"\bissue \d+", README, re.I)
 
 
+@pytest.mark.slow  # a cold NUTS compile and 4 x 400 iterations: too long for the fast suite
 def test_python_quick_start_runs():
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
