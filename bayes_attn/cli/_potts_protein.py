@@ -154,7 +154,8 @@ def run_contacts(args) -> int:
     ranked = pt.ranked_pairs(scores, residues)
     report = {"fit": Path(args.fit).name, "L": int(L), "C": int(C), "gap_state": gap,
               "score": "APC-corrected Frobenius norm of the symmetrised zero-sum couplings without the gap state"}
-    dist = None
+    dist = contacts = known = None
+    title = f"{Path(args.fit).stem}: top L pairs"
     if args.structure:
         focus = str(d["focus_sequence"]) if "focus_sequence" in d else ""
         require(bool(focus), "fit", f"{Path(args.fit).name} has no focus sequence (fit the alignment with --focus ID)")
@@ -173,13 +174,10 @@ def run_contacts(args) -> int:
             print(f"|i-j| >= {sep:2d}: " + "  ".join(f"top {c} ({v['k']}): {v['precision']:.3f}"
                                                      for c, v in cuts.items())
                   + f"  (random {report[name]['baseline']:.3f})", flush=True)
-        if args.plot:
-            with renamed({"path": "--plot"}):
-                pt.plot_contact_map(scores, contacts, known, residues, args.plot,
-                                    title=f"{Path(args.fit).stem}: top L pairs vs {Path(args.structure).name} {chain}")
-    elif args.plot:
+        title += f" vs {Path(args.structure).name} {chain}"
+    if args.plot:
         with renamed({"path": "--plot"}):
-            pt.plot_contact_map(scores, None, None, residues, args.plot, title=f"{Path(args.fit).stem}: top L pairs")
+            pt.plot_contact_map(scores, contacts, known, residues, args.plot, title=title)
     buf = io.StringIO()
     wr = csv.writer(buf, lineterminator="\n")
     wr.writerow(["rank", "i", "j", "separation", "score"] + (["distance", "contact"] if dist is not None else []))

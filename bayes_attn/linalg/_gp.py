@@ -23,6 +23,13 @@ def shifted_cholesky(K, T):
     return Lc, jnp.all(jnp.isfinite(Lc))
 
 
+def _log_marginal(Lc, ok, quad, n: int):
+    """``-1/2 (quad + ln det + n ln 2 pi)`` from the Cholesky factor ``Lc`` and the quadratic form
+    ``quad = y^T (K + T I)^-1 y``; ``-inf`` where the factor is not finite (``ok`` false)."""
+    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(Lc)))
+    return jnp.where(ok, -0.5 * (quad + logdet + n * jnp.log(2.0 * jnp.pi)), -jnp.inf)
+
+
 @jax.custom_jvp
 def gaussian_log_marginal(K, y, T):
     """``ln N(y; 0, K + T I)`` (docs/theory.md eq. (5.1a)); ``-inf`` when ``K + T I`` is not PD.
@@ -32,9 +39,7 @@ def gaussian_log_marginal(K, y, T):
     """
     Lc, ok = shifted_cholesky(K, T)
     alpha = jsl.solve_triangular(Lc, y, lower=True)
-    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(Lc)))
-    out = -0.5 * (alpha @ alpha + logdet + y.shape[0] * jnp.log(2.0 * jnp.pi))
-    return jnp.where(ok, out, -jnp.inf)
+    return _log_marginal(Lc, ok, alpha @ alpha, y.shape[0])
 
 
 @gaussian_log_marginal.defjvp
@@ -48,12 +53,11 @@ def _gaussian_log_marginal_jvp(primals, tangents):
     L_inv = jsl.solve_triangular(Lc, jnp.eye(K.shape[0], dtype=Lc.dtype), lower=True)
     G = L_inv.T @ L_inv
     a = G @ y
-    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(Lc)))
-    out = -0.5 * (a @ y + logdet + y.shape[0] * jnp.log(2.0 * jnp.pi))
+    out = _log_marginal(Lc, ok, a @ y, y.shape[0])
     W = jnp.where(ok, 0.5 * (jnp.outer(a, a) - G), 0.0)  # masked before use: NaN * 0 would leak into gradients
     a = jnp.where(ok, a, 0.0)
     tangent = jnp.sum(W * dK) - a @ dy + jnp.trace(W) * dT
-    return jnp.where(ok, out, -jnp.inf), tangent
+    return out, tangent
 
 
 def energy(K, y, T):
