@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from pathlib import Path
 
 import h5netcdf  # noqa: F401  (the netCDF engine of every read and write: engine="h5netcdf")
@@ -116,3 +117,20 @@ def load_netcdf(path, field: str, open_fn):
             return obj.load()
     except Exception as exc:
         raise InputError(f"{field}: cannot read {str(p)!r} as netCDF ({type(exc).__name__})") from None
+
+
+def read_toml(path, *, field: str = "config") -> tuple[dict, str]:
+    """``(tables, text)`` of the TOML file ``path``: the one reader of every config file.
+
+    A missing, unreadable or invalid file is an :class:`~bayes_attn.InputError` naming ``field``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{field}: cannot read {str(p)!r} (no such file)")
+    try:
+        text = p.read_text()
+        return tomllib.loads(text), text
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{field}: cannot read {str(p)!r} ({type(exc).__name__})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{field}: {str(p)!r} is not valid TOML ({exc})") from None

@@ -3,7 +3,7 @@
 A GD network (L=2, H=4, learned Q/K, mean pooling; trained once and cached) supplies fixed
 Q/K; the theory then runs at every width on the P training episodes.  ``T`` per width is
 chosen on the base-validation episodes; the novel-class and OOD sets reuse it.  Optional
-sampled points (``--sample-widths``; exact order-parameter posterior, ``kind="wishart"``,
+sampled points (``--sample-widths``; exact order-parameter posterior, ``model="order_parameters"``,
 needs ``N >= 16``), each with the package's gate verdict and its ``E[U_1]`` against the theory's ``U*`` and
 the GD network's ``U_GD`` (``sampled.N.U``; figure ``digits_U_sampled_theory_gd.png``, one colour scale).
 Writes ``$FIG_DIR/digits_accuracy_vs_width.png`` and ``.json``.
@@ -136,7 +136,7 @@ def main(argv=None):
     for N in args.sample_widths:
         i = W.index(N)
         spec = tasks["test"].spec(width=N, temperature=T[sel[i]], readout="mean")
-        cfg = SamplerConfig(kind="wishart", chains=args.chains, warmup=args.warmup, draws=args.draws, seed=0,
+        cfg = SamplerConfig(model="order_parameters", chains=args.chains, warmup=args.warmup, draws=args.draws, seed=0,
                             thinning=args.thinning,
                             progress_bar=not args.smoke, init=args.init,
                             chain_method=args.chain_method)

@@ -2,7 +2,7 @@
 
 Markov 4-path task (theory.md §9.1; P = 100, T = 0.01).  For every width N the exact posterior
 of the order parameters (Wishart chain, theory.md §5.2) is sampled with NUTS (4 chains,
-``kind = "wishart"``); the exact posterior mean of f on every test input is its
+``model = "order_parameters"``); the exact posterior mean of f on every test input is its
 Rao–Blackwellised draws averaged with zero-variance control variates
 (``bayes_attn.inference._zero_variance``).  The theory mean is the GP predictor at the saddle
 point U* (``bayes_attn.theory.solve``, §4.2).  The gap is the RMS over test inputs of
@@ -72,7 +72,7 @@ def main(argv=None):
         U_prev = sol.Us
         m_th, _ = predict(sol.U, task.phi("train", spec), task.phi("test", spec), task.y_train, spec.temperature)
         m_th = np.asarray(m_th)
-        cfg = SamplerConfig(kind="wishart", chains=args.chains, warmup=args.warmup, draws=args.draws,
+        cfg = SamplerConfig(model="order_parameters", chains=args.chains, warmup=args.warmup, draws=args.draws,
                             seed=args.seed, progress_bar=False)
         t0 = time.perf_counter()
         dt = sample(task, spec, cfg)

@@ -23,7 +23,7 @@ from bayes_attn.tasks import MARKOV_PATH_SHORT, markov_task  # noqa: E402
 task = markov_task(P=10 if args.smoke else 100, n_test=8 if args.smoke else 1000, paths=4)
 spec = task.spec(width=10, temperature=0.01)
 n = 30 if args.smoke else 500
-dt = sample(task, spec, SamplerConfig(collapsed=True, chains=chains, warmup=n, draws=n, progress_bar=not args.smoke))
+dt = sample(task, spec, SamplerConfig(model="collapsed", chains=chains, warmup=n, draws=n, progress_bar=not args.smoke))
 write_run(dt, args.out)
 stats = predictor_statistics(dt)
 print(f"test accuracy of the posterior-mean predictor: {stats['accuracy']:.3f}")

@@ -21,9 +21,10 @@ width = {width}
 readout = "{readout}"
 temperature = {temperature}
 variances = {variances}
+[model]
+kind = "{model}"
 [sampler]
 kind = "{kind}"
-collapsed = {collapsed}
 chains = 2
 warmup = 40
 draws = 40
@@ -36,7 +37,7 @@ MARKOV = 'task = "markov"\nP = 10\nn_test = 6\npaths = 4'
 
 def write_cfg(tmp_path, name="cfg.toml", **kw):
     fields = dict(data=MARKOV, width=3, readout="last", temperature=0.1, variances="[1.0, 1.0, 1.0, 1.0]",
-                  kind="nuts", collapsed="true")
+                  kind="nuts", model="collapsed")
     fields.update(kw)
     p = tmp_path / name
     p.write_text(TINY.format(**fields))
@@ -49,9 +50,9 @@ def run_cli(args, capsys):
     return code, out.out, out.err
 
 
-@pytest.mark.parametrize("collapsed", ["true", "false"])
-def test_sample_and_diagnose_end_to_end(tmp_path, capsys, collapsed):
-    cfg = write_cfg(tmp_path, collapsed=collapsed)
+@pytest.mark.parametrize("model", ["collapsed", "weights"])
+def test_sample_and_diagnose_end_to_end(tmp_path, capsys, model):
+    cfg = write_cfg(tmp_path, model=model)
     out = tmp_path / "run.nc"
     code, stdout, _ = run_cli(["sample", cfg, "--out", out, "--no-progress"], capsys)
     assert code == 0 and out.is_file()
@@ -64,7 +65,7 @@ def test_sample_and_diagnose_end_to_end(tmp_path, capsys, collapsed):
     assert post["f"].shape == (2, 40, 6) and post["U"].shape == (2, 40, 4, 4)
     assert list(post["U"].path.values) == ["good,unif", "good,rand", "rand,unif", "rand,rand"]
     assert "z_V0" not in post and "V1" not in post  # weights only on request
-    assert ("f_var" in post) == (collapsed == "true")
+    assert ("f_var" in post) == (model == "collapsed")
     assert 'task = "markov"' in dt.attrs["config"] and "numpyro" in dt.attrs["package_versions"]
     assert set(dt["sample_stats"].ds) >= {"diverging", "energy", "tree_depth", "acceptance_rate"}
     code, stdout, _ = run_cli(["diagnose", out], capsys)
@@ -83,7 +84,7 @@ def test_store_weights_and_bundle_roundtrip(tmp_path, capsys):
     np.testing.assert_allclose(t2.path_inputs("test", "mean"), task.path_inputs("test", "mean"), rtol=1e-12)
     p = tmp_path / "cfg.toml"
     p.write_text(TINY.format(data='file = "b.npz"', width=3, readout="mean", temperature=0.5,
-                             variances="[1.0, 1.0, 1.0, 1.0]", kind="nuts", collapsed="false")
+                             variances="[1.0, 1.0, 1.0, 1.0]", kind="nuts", model="weights")
                  .replace("progress_bar = false", "progress_bar = false\nstore_weights = true"))
     code, _, _ = run_cli(["sample", p, "--out", tmp_path / "r.nc", "--quiet"], capsys)
     assert code == 0
@@ -183,3 +184,19 @@ def test_console_script_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: network.temperature: must be > 0, got -1"
     assert "Traceback" not in proc.stderr
+
+
+def test_console_script_deprecated_spelling_is_one_warning_line(tmp_path):
+    """``[sampler] kind = "wishart"`` still reads, with one ``warning:`` line naming the canonical spelling."""
+    p = write_cfg(tmp_path, temperature=-1)
+    text = p.read_text()
+    p.write_text(text[:text.index("[model]")] + text[text.index("[sampler]"):].replace('kind = "nuts"',
+                                                                                      'kind = "wishart"'))
+    exe = Path(sys.executable).parent / "bayes-attn"
+    proc = subprocess.run([str(exe), "sample", str(p), "--out", str(tmp_path / "r.nc")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        'warning: sampler.kind = "wishart" is deprecated; use model="order_parameters" '
+        '(in TOML: [model] kind = "order_parameters")',
+        "error: network.temperature: must be > 0, got -1"]

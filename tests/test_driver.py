@@ -1,6 +1,8 @@
 """The shared driver: kinds and config, exact checkpoint/resume for every sampler and model (API,
 ``--resume`` and a real SIGKILL), sample statistics and output layout."""
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import random_task, subprocess_env
@@ -35,18 +37,24 @@ class TestConfig:
         assert set(KINDS) == set(SAMPLERS) == {"nuts", "mala", "ula", "gibbs"}
 
     def test_default_draws_depend_on_the_model(self):
-        assert SamplerConfig(kind="wishart").draws == SamplerConfig(model="order_parameters").draws == 1000
+        assert SamplerConfig(model="order_parameters").draws == 1000
         assert SamplerConfig().draws == SamplerConfig(kind="gibbs", model="collapsed").draws == 500
         assert SamplerConfig(model="order_parameters", draws=20).draws == 20
         with pytest.raises(InputError, match="sampler.draws"):
             SamplerConfig(draws=0)
 
     def test_aliases(self):
-        w = SamplerConfig(kind="wishart")
-        assert (w.kind, w.model, w.dense_mass) == ("nuts", "order_parameters", True)
-        c = SamplerConfig(kind="mala", collapsed=True)
+        with pytest.warns(FutureWarning, match=r'sampler.kind = "wishart" is deprecated; use model="order_parameters"'):
+            w = SamplerConfig(kind="wishart")
+        assert (w.kind, w.model, w.dense_mass, w.draws) == ("nuts", "order_parameters", True, 1000)
+        with pytest.warns(FutureWarning, match=r'sampler.collapsed = true is deprecated; use model="collapsed"'):
+            c = SamplerConfig(kind="mala", collapsed=True)
         assert (c.kind, c.model, c.collapsed) == ("mala", "collapsed", True)
-        assert SamplerConfig(**vars(w)) == w  # normalised configs rebuild to themselves
+        assert c == SamplerConfig(kind="mala", model="collapsed")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # canonical spellings and normalised configs do not warn
+            assert SamplerConfig(**vars(w)) == w and SamplerConfig(**vars(c)) == c
+            assert SamplerConfig(model="order_parameters") == w
         with pytest.raises(InputError, match="model.kind"):
             SamplerConfig(kind="gibbs", model="order_parameters")
         with pytest.raises(InputError, match="sampler.collapsed"):
@@ -74,7 +82,7 @@ class TestConfig:
         task, spec = _problem(ONE_LAYER)
         means = {}
         for method in ("vectorized", "sequential"):
-            cfg = SamplerConfig(kind="nuts", collapsed=True, chains=2, warmup=200, draws=400, seed=3,
+            cfg = SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=200, draws=400, seed=3,
                                 progress_bar=False, chain_method=method)
             f = sample(task, spec, cfg)["posterior"]["f"]
             means[method] = (f.mean(("chain", "draw")).values,
@@ -89,7 +97,7 @@ class TestConfig:
         task, spec = _problem(ONE_LAYER)
         f = {}
         for method in ("vectorized", "parallel", "sequential"):
-            cfg = SamplerConfig(kind="gibbs", collapsed=True, chains=2, warmup=4, draws=6, seed=5,
+            cfg = SamplerConfig(kind="gibbs", model="collapsed", chains=2, warmup=4, draws=6, seed=5,
                                 progress_bar=False, chain_method=method)
             f[method] = sample(task, spec, cfg)["posterior"]["f"].values
         np.testing.assert_allclose(f["parallel"], f["vectorized"], rtol=1e-6, atol=1e-9)

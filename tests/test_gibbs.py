@@ -165,9 +165,9 @@ def test_gibbs_agrees_with_nuts_on_deep_model():
 
     task = random_task(P=8, Q=4, S=3, n0=4, heads=(2, 2), seed=3)
     spec = NetworkSpec(heads=task.heads, n0=task.n0, width=6, temperature=0.1, readout="last")
-    ref = sample(task, spec, SamplerConfig(kind="nuts", collapsed=True, chains=2, warmup=500, draws=3000,
+    ref = sample(task, spec, SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=500, draws=3000,
                                            progress_bar=False))
-    gib = sample(task, spec, SamplerConfig(kind="gibbs", collapsed=True, chains=2, warmup=200, draws=3000,
+    gib = sample(task, spec, SamplerConfig(kind="gibbs", model="collapsed", chains=2, warmup=200, draws=3000,
                                            progress_bar=False))
     for dt in (ref, gib):
         assert summarize(dt).table["r_hat"].max() < 1.02

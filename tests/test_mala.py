@@ -113,7 +113,7 @@ class TestDriverProgram:
         task = random_task(P=5, Q=3, S=3, n0=3, heads=(2,), seed=4)
         spec = task.spec(width=3, temperature=0.3)
         model, args = build_model(task, spec, "collapsed")
-        cfg = SamplerConfig(kind="mala", collapsed=True, chains=1, warmup=20, draws=15, seed=2)
+        cfg = SamplerConfig(kind="mala", model="collapsed", chains=1, warmup=20, draws=15, seed=2)
         prog = _mala.program(model, Settings.from_config(cfg))
         keys, end_keys = chain_keys(cfg.seed, 1)
         carry = prog.init(keys[0], args)
@@ -168,9 +168,9 @@ def test_mala_agrees_with_nuts_on_deep_model():
 
     task = random_task(P=8, Q=4, S=3, n0=4, heads=(2, 2), seed=3)
     spec = NetworkSpec(heads=task.heads, n0=task.n0, width=6, temperature=0.1, readout="last")
-    ref = sample(task, spec, SamplerConfig(kind="nuts", collapsed=True, chains=2, warmup=500, draws=3000,
+    ref = sample(task, spec, SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=500, draws=3000,
                                            progress_bar=False))
-    mala = sample(task, spec, SamplerConfig(kind="mala", collapsed=True, chains=2, warmup=2000, draws=40000,
+    mala = sample(task, spec, SamplerConfig(kind="mala", model="collapsed", chains=2, warmup=2000, draws=40000,
                                             thinning=10, progress_bar=False))
     for dt in (ref, mala):
         assert summarize(dt).table["r_hat"].max() < 1.02

@@ -108,7 +108,8 @@ def test_full_and_collapsed_agree_on_predictive_means():
 
     out = {}
     for collapsed in (False, True):
-        dt, _ = _dt(task, spec, SamplerConfig(**{**vars(cfg), "collapsed": collapsed, "model": None}))
+        model = "collapsed" if collapsed else "weights"
+        dt, _ = _dt(task, spec, SamplerConfig(**{**vars(cfg), "collapsed": collapsed, "model": model}))
         out[collapsed] = (predictor_statistics(dt)["mean"], az.mcse(dt["posterior"].ds["f"]).values)
     (m0, e0), (m1, e1) = out[False], out[True]
     assert np.all(np.abs(m0 - m1) < 4 * np.sqrt(e0 ** 2 + e1 ** 2))

@@ -1,4 +1,4 @@
-"""The sampler registry (bayes_attn.inference.samplers._registry): the one place that says what a sampler serves;
+"""The sampler registry (bayes_attn.config.REGISTRY): the one place that says what a sampler serves;
 the configuration's kinds and model checks and the driver's inputs come from it; adding a sampler is one module
 (here: a function) plus one ``register`` line (README, "How to add a sampler"); reading it loads no kernel."""
 

@@ -97,14 +97,14 @@ def test_grid_names_and_hashes(tmp_path):
 
 def test_hash_covers_resolved_defaults_and_version(tmp_path, monkeypatch):
     """A changed default (or package version) is a changed cell: nothing stale is reused."""
-    import bayes_attn.sweep as sweep_pkg
+    import bayes_attn._version as version_mod
 
     cfg = _setup(tmp_path, '"network.width" = [5]\n')
     h0 = load_sweep(cfg).cells[0].hash
-    monkeypatch.setattr(sweep_pkg, "__version__", "0.0.0-other")
+    monkeypatch.setattr(version_mod, "__version__", "0.0.0-other")
     assert load_sweep(cfg).cells[0].hash != h0
     monkeypatch.undo()
-    import bayes_attn.inference._config as config_mod
+    import bayes_attn.config._sampler as config_mod
 
     monkeypatch.setattr(config_mod.SamplerConfig, "__post_init__", _with_max_tree_depth_default(
         config_mod.SamplerConfig.__post_init__))

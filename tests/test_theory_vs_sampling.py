@@ -1,7 +1,7 @@
 """Theory vs sampling (docs/theory.md §5.3, §6.14): the gap between the sampled and the
 theoretical predictor mean shrinks as the width grows at fixed load alpha = P/N.
 
-Sampler: the exact finite-width order-parameter posterior (``kind = "wishart"``, §5.2), 4 chains.
+Sampler: the exact finite-width order-parameter posterior (``model = "order_parameters"``, §5.2), 4 chains.
 Seeds: data seed 3 (``random_task``), sampler seed 0.
 """
 
@@ -22,7 +22,7 @@ def _gap(N):
     sol = solve(spec, task.phi("train", spec), task.y_train)
     assert sol.status.ok
     m_t, _ = predict(sol.U, task.phi("train", spec), task.phi("test", spec), task.y_train, spec.temperature)
-    cfg = SamplerConfig(kind="wishart", chains=4, warmup=300, draws=600, seed=0, progress_bar=False)
+    cfg = SamplerConfig(model="order_parameters", chains=4, warmup=300, draws=600, seed=0, progress_bar=False)
     stats = predictor_statistics(sample(task, spec, cfg))
     m_t = np.asarray(m_t)
     return float(np.sqrt(np.mean((stats["mean"] - m_t) ** 2) / np.mean(m_t ** 2)))

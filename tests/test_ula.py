@@ -62,7 +62,7 @@ def test_driver_step_rule_is_factor_over_lambda_max():
     task = random_task(P=5, Q=3, S=3, n0=3, heads=(2,), seed=3)
     spec = task.spec(width=3, temperature=0.2)
     model, args = build_model(task, spec, "collapsed")
-    cfg = SamplerConfig(kind="ula", collapsed=True, ula_step_factor=0.3)
+    cfg = SamplerConfig(kind="ula", model="collapsed", ula_step_factor=0.3)
     prog = _ula.program(model, Settings.from_config(cfg))
     carry = prog.init(jax.random.PRNGKey(0), args)
     carry = prog.warmup_step(jax.random.PRNGKey(1), carry, args)[0]

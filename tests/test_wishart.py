@@ -174,7 +174,7 @@ def test_width_below_paths_is_an_input_error():
 
 def test_store_weights_is_rejected():
     with pytest.raises(InputError, match="sampler.store_weights"):
-        SamplerConfig(kind="wishart", store_weights=True)
+        SamplerConfig(model="order_parameters", store_weights=True)
 
 
 # ---- the prior chain against weight draws (theory.md §6 item 11) ------------------------------
@@ -187,7 +187,7 @@ def prior_run():
     """NUTS on the data-free chain (L=2, H=(2,2), unequal widths and variances)."""
     task = random_task(P=4, Q=2, S=3, n0=3, heads=(2, 2), seed=9)
     spec = task.spec(**PRIOR_SPEC_KW)
-    cfg = SamplerConfig(kind="wishart", chains=2, warmup=500, draws=3000, seed=1, progress_bar=False,
+    cfg = SamplerConfig(model="order_parameters", chains=2, warmup=500, draws=3000, seed=1, progress_bar=False,
                         target_accept=0.95)
     post, stats_ = _draws(sample(task, spec, cfg, data=False))
     return task, spec, post, stats_
@@ -259,7 +259,7 @@ def test_zero_variance_removes_the_leading_fluctuations_at_large_width():
     the O(N^-1/2) variance and its estimate still matches the exact prior mean."""
     task = random_task(P=4, Q=2, S=3, n0=3, heads=(2, 2), seed=9)
     spec = task.spec(width=(2000, 1500, 1000), variances=PRIOR_SPEC_KW["variances"])
-    cfg = SamplerConfig(kind="wishart", chains=2, warmup=300, draws=1000, seed=2, progress_bar=False)
+    cfg = SamplerConfig(model="order_parameters", chains=2, warmup=300, draws=1000, seed=2, progress_bar=False)
     post, stats_ = _draws(sample(task, spec, cfg, data=False))
     assert not stats_["diverging"].any()
     _zero_variance_check(task, spec, post, max_ratio=0.2)
@@ -270,7 +270,7 @@ def test_zero_variance_removes_the_leading_fluctuations_at_large_width():
 def test_driver_runs_wishart_kind_and_stores_order_parameters():
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=12)
     spec = task.spec(width=6, temperature=0.2)
-    cfg = SamplerConfig(kind="wishart", chains=2, warmup=30, draws=20, seed=2, progress_bar=False)
+    cfg = SamplerConfig(model="order_parameters", chains=2, warmup=30, draws=20, seed=2, progress_bar=False)
     dt = sample(task, spec, cfg)
     post = dt["posterior"].ds
     assert post["U"].dims == ("chain", "draw", "path", "path_")
@@ -282,7 +282,7 @@ def test_driver_runs_wishart_kind_and_stores_order_parameters():
     assert np.all(np.linalg.eigvalsh(post["U"].values) > 0)
     stats_ = predictor_statistics(dt)
     assert stats_["mean"].shape == (3,) and np.all(stats_["var"] > 0)
-    assert dt.attrs["sampler"] == "nuts" and dt.attrs["model"] == "order_parameters"  # kind = "wishart" alias
+    assert dt.attrs["sampler"] == "nuts" and dt.attrs["model"] == "order_parameters"
 
 
 def test_theory_init_starts_chains_at_the_saddle_point():
@@ -315,7 +315,7 @@ def test_theory_init_is_validated():
     with pytest.raises(InputError, match="sampler.init"):
         SamplerConfig(kind="nuts", init="theory")
     with pytest.raises(InputError, match="sampler.init"):
-        SamplerConfig(kind="wishart", init="saddle")
+        SamplerConfig(model="order_parameters", init="saddle")
 
 
 @pytest.mark.slow
@@ -323,7 +323,7 @@ def test_theory_init_samples_the_same_posterior():
     """Chains started at U* and at NumPyro's uniform start agree on E[f] within 4.5 combined MCSE."""
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=12)
     spec = task.spec(width=20, temperature=0.2)
-    runs = {init: sample(task, spec, SamplerConfig(kind="wishart", chains=2, warmup=200, draws=400, seed=5,
+    runs = {init: sample(task, spec, SamplerConfig(model="order_parameters", chains=2, warmup=200, draws=400, seed=5,
                                                   progress_bar=False, init=init)) for init in ("uniform", "theory")}
     assert runs["theory"].attrs["init"] == "theory"
     m, se = {}, {}
@@ -355,13 +355,13 @@ def test_three_routes_agree():
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=21)
     spec = task.spec(width=6, temperature=0.1)
     runs = {
-        "wishart": sample(task, spec, SamplerConfig(kind="wishart", chains=4, warmup=500, draws=2000, seed=3,
+        "wishart": sample(task, spec, SamplerConfig(model="order_parameters", chains=4, warmup=500, draws=2000, seed=3,
                                                     progress_bar=False)),
-        "nuts": sample(task, spec, SamplerConfig(kind="nuts", collapsed=True, chains=4, warmup=1000, draws=2000,
+        "nuts": sample(task, spec, SamplerConfig(kind="nuts", model="collapsed", chains=4, warmup=1000, draws=2000,
                                                  seed=4, progress_bar=False, target_accept=0.9)),
     }
     if "gibbs" in SAMPLERS:
-        runs["gibbs"] = sample(task, spec, SamplerConfig(kind="gibbs", collapsed=True, chains=4, warmup=500,
+        runs["gibbs"] = sample(task, spec, SamplerConfig(kind="gibbs", model="collapsed", chains=4, warmup=500,
                                                          draws=4000, seed=5, progress_bar=False))
     stats_ = {}
     for name, dt in runs.items():
@@ -394,7 +394,7 @@ def test_posterior_mean_approaches_saddle_point():
     gaps = []
     for N in (300, 3000):
         spec = task.spec(width=N, temperature=0.01)
-        dt = sample(task, spec, SamplerConfig(kind="wishart", chains=4, warmup=500, draws=1000, seed=6,
+        dt = sample(task, spec, SamplerConfig(model="order_parameters", chains=4, warmup=500, draws=1000, seed=6,
                                               progress_bar=False))
         zv = zero_variance_statistics(dt, task, spec, names=("f",))["f"]
         sol = solve(spec, task.phi("train", spec), task.y_train)

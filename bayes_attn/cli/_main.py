@@ -17,6 +17,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 
 from .._errors import InputError
 
@@ -79,6 +80,17 @@ def cpus_wanted(value, default, usable: int) -> int:
     return n
 
 
+def _one_line_deprecation(show):
+    """``warnings.showwarning`` that prints a :class:`FutureWarning` (a deprecated config spelling) as one
+    ``warning: ...`` line and leaves every other warning to ``show``."""
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, FutureWarning):
+            print(f"warning: {message}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+    return showwarning
+
+
 def main(argv=None, *, claim: bool | None = None) -> int:
     """Run one command.  ``claim``: claim and pin the command's cores (``--cpus``); default: only when
     ``argv`` is ``None`` (the console script), so that calling ``main([...])`` from Python, a notebook or a
@@ -89,6 +101,9 @@ def main(argv=None, *, claim: bool | None = None) -> int:
     from .._cache import enable_compilation_cache
     from .._cpus import allowed_cpus, claim_cpus
 
+    previous = warnings.showwarning
+    if claim:  # the console script: a deprecation is one line, like an error
+        warnings.showwarning = _one_line_deprecation(previous)
     try:
         usable = len(allowed_cpus())
         n = cpus_wanted(args.cpus, getattr(args, "cpus_default", 1), usable)
@@ -102,3 +117,5 @@ def main(argv=None, *, claim: bool | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    finally:
+        warnings.showwarning = previous

@@ -35,12 +35,12 @@ File contract:
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 
 import numpy as np
 
 from .._errors import InputError, positive, require
+from .._io import read_toml
 
 MODELS = ("factored", "softmax", "plmdca", "transformer")
 
@@ -112,12 +112,7 @@ def register(sub) -> None:
 def _sample_config(path):
     from ..potts import SampleConfig
 
-    path = Path(path)
-    require(path.is_file(), "config", f"file not found: {path}")
-    try:
-        raw = tomllib.loads(path.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"config: invalid TOML ({str(exc).splitlines()[0]})") from None
+    raw, _ = read_toml(path)
     return SampleConfig.from_table(raw.get("potts", {}))
 
 

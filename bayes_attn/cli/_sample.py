@@ -39,7 +39,7 @@ def run(args) -> int:
     from dataclasses import replace
 
     from .._io import remove_stale_temporaries
-    from ..diagnostics import Thresholds, format_report, summarize
+    from ..diagnostics import format_report, summarize
     from ..inference import sample, write_run
 
     task = cfg.task()
@@ -60,6 +60,6 @@ def run(args) -> int:
     remove_stale_temporaries(ckpt)  # a checkpoint write cut by a kill left its temporary file
     print(f"wrote {args.out} ({dt.attrs['wall_time_s']:.1f} s sampling)")
     if not args.quiet:
-        print(format_report(summarize(dt, Thresholds(**cfg.diagnostics))))
+        print(format_report(summarize(dt, cfg.diagnostics)))
     sys.stdout.flush()
     return 0

@@ -13,25 +13,9 @@ import arviz as az
 import numpy as np
 import xarray as xr
 
-from .._errors import positive
+from ..config import Thresholds
 
 GATED = ("f", "U")
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """Pass/fail gates.  Defaults: R-hat < 1.01, bulk ESS > 400, tail ESS > 400, no divergences."""
-
-    rhat_max: float = 1.01
-    ess_bulk_min: float = 400.0
-    ess_tail_min: float = 400.0
-    max_divergences: int = 0
-    bfmi_min: float = 0.3
-
-    def __post_init__(self):
-        positive(self.rhat_max, "diagnostics.rhat_max")
-        positive(self.ess_bulk_min, "diagnostics.ess_bulk_min")
-        positive(self.ess_tail_min, "diagnostics.ess_tail_min")
 
 
 @dataclass

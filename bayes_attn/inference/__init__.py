@@ -1,5 +1,8 @@
 """Inference: what is sampled (:mod:`.models`), how (:mod:`.samplers`), and the driver that runs,
 checkpoints, resumes and writes every combination (:func:`sample` -> ArviZ DataTree).
+
+The configuration types (:class:`SamplerConfig`, :class:`RunConfig`, :func:`load_config`, ...) live in
+:mod:`bayes_attn.config`, one layer below; they are re-exported here.
 """
 
 import importlib
@@ -8,11 +11,11 @@ import importlib
 #: command that needs the config reader does not pay for NumPyro, ArviZ and Matplotlib (``python -X importtime``)
 _WHERE = {
     "._checkpoint": ("fingerprint",),
-    "._config": ("INITS", "KINDS", "LAYOUT_FIELDS", "MODELS", "PRECISIONS", "SAMPLER_MODELS", "SamplerConfig"),
+    "..config": ("INITS", "KINDS", "LAYOUT_FIELDS", "MODELS", "PRECISIONS", "SAMPLER_MODELS", "SamplerConfig",
+                 "RunConfig", "load_config", "parse_config"),
     "._devices": ("ChainLayout", "chain_layout", "chain_method", "request_host_devices"),
     "._driver": ("sample",),
     "._output": ("package_versions", "predictor_statistics", "read_run", "to_datatree", "write_netcdf", "write_run"),
-    "._run_config": ("RunConfig", "load_config", "parse_config"),
     "._runner": ("SamplingInterrupted", "run_chains"),
     "._zero_variance": ("posterior_scores", "zero_variance_mean", "zero_variance_statistics"),
     ".models": ("CollapsedModel", "Model", "ModelArgs", "OrderParameterModel", "WeightsModel", "build_model",

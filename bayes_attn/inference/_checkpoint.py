@@ -13,7 +13,6 @@ with one line, and the file is left as it is.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import zipfile
@@ -25,23 +24,14 @@ import numpy as np
 from .._errors import InputError
 from .. import _io
 from .._version import __version__
-from ._config import LAYOUT_FIELDS
-
-#: run-only settings that do not change the draws
-_NOT_IN_FINGERPRINT = ("progress_bar", "checkpoint_every", *LAYOUT_FIELDS)
+from ..config import settings_hash
 
 
 def fingerprint(cfg, spec, model, arrays) -> str:
-    """Hash of everything that determines the draws (config, model, network spec, data arrays)."""
-    h = hashlib.sha256()
-    fields = {k: v for k, v in vars(cfg).items() if k not in _NOT_IN_FINGERPRINT}
-    h.update(json.dumps(fields, sort_keys=True, default=str).encode())
-    h.update(repr(spec).encode())
-    h.update(repr(model).encode())
-    for a in arrays:
-        if a is not None:
-            h.update(np.ascontiguousarray(np.asarray(a)).tobytes())
-    return h.hexdigest()
+    """Hash of everything that determines the draws: the sampler settings (run options excluded, as in a sweep
+    cell's hash: both are :func:`bayes_attn.config.settings_hash`), the network spec, the model and the data
+    arrays."""
+    return settings_hash(cfg, repr(spec), repr(model), *arrays)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -16,6 +16,7 @@ import warnings
 from typing import NamedTuple
 
 from .._errors import InputError
+from ..config import CHAIN_METHODS
 
 
 def request_host_devices(n: int) -> None:
@@ -27,8 +28,6 @@ def request_host_devices(n: int) -> None:
         numpyro.set_host_device_count(max(int(n), 1))
 
 
-#: accepted values of ``SamplerConfig.chain_method``
-CHAIN_METHODS = ("auto", "vectorized", "parallel", "sequential")
 
 
 class ChainLayout(NamedTuple):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..network import NetworkSpec
 from ._checkpoint import fingerprint
-from ._config import SamplerConfig
+from ..config import SamplerConfig
 from ._output import to_datatree
 from ._runner import run_chains
 from .models import build_model, theory_start

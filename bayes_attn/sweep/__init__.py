@@ -7,20 +7,19 @@ run and its theory, on Dask distributed from a laptop to a cluster; idempotent a
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from pathlib import Path
 
-from .. import __version__
-from ..inference import LAYOUT_FIELDS, parse_config, write_netcdf
+from .._io import read_toml
+from ..config import parse_config
+from ..inference import write_netcdf
 from ._cell import ROW, cell_files, run_cell, summarise, to_toml
-from ._grid import Cell, Sweep, build_sweep, cell_hash, read_toml
+from ._grid import Cell, Sweep, build_sweep, cell_hash
 from ._run import check_writable, open_client, run_cells, sweep_dataset
 
 
 def _validator(base_dir: Path):
     """``validate(raw, label)``: a cell's config parses and describes a valid network on its data; returns
-    its resolved sampler settings (defaults filled in) and the package version, for the cell's hash."""
+    its resolved :class:`~bayes_attn.config.SamplerConfig` (defaults filled in), for the cell's hash."""
     from .._errors import InputError
     from ..theory import check_widths
 
@@ -37,10 +36,7 @@ def _validator(base_dir: Path):
                 check_widths(spec)
         except InputError as exc:
             raise InputError(f"{exc} (cell {label})") from None
-        # where the chains run does not change the cell (docs/design.md, "Chains over devices")
-        settings = {k: v for k, v in dataclasses.asdict(cfg.sampler).items()
-                    if k not in ("progress_bar", *LAYOUT_FIELDS)}
-        return json.dumps({"sampler": settings, "version": __version__}, sort_keys=True, default=str)
+        return cfg.sampler
 
     return validate
 

@@ -56,11 +56,12 @@ def _reusable(run_file: Path, theory_file: Path, cell_hash: str):
     return dt, th
 
 
-def summarise(dt, theory, diagnostics: dict, name: str) -> dict:
-    """The :data:`ROW` of a cell from its run and theory (:func:`bayes_attn.diagnostics.run_gaps`)."""
-    from ..diagnostics import Thresholds, run_gaps
+def summarise(dt, theory, thresholds, name: str) -> dict:
+    """The :data:`ROW` of a cell from its run and theory (:func:`bayes_attn.diagnostics.run_gaps`) under the
+    config's gates (:class:`~bayes_attn.config.Thresholds`)."""
+    from ..diagnostics import run_gaps
 
-    g = run_gaps(theory, dt, name=name, thresholds=Thresholds(**diagnostics))
+    g = run_gaps(theory, dt, name=name, thresholds=thresholds)
     row = {k: g[k] for k in ROW if k in g}
     row["wall_s"] = float(dt.attrs.get("wall_time_s", np.nan)) + float(theory.attrs.get("wall_time_s", 0.0))
     row["compile_s"] = float(dt.attrs.get("compile_time_s", np.nan)) + float(theory.attrs.get("compile_time_s", 0.0))

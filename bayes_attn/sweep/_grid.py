@@ -10,8 +10,8 @@ values are lists; the grid of cells is their product.
 ```
 
 Every cell is validated before anything runs (bad input: one line naming the key or value).  A
-cell's **hash** covers its whole resolved config (and the content of a ``[data] file``), so a cell
-file made from the same config is recognised and reused.
+cell's **hash** covers its whole resolved config but the run options (and the content of a ``[data]
+file``), so a cell file made from the same config is recognised and reused.
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ from __future__ import annotations
 import copy
 import hashlib
 import itertools
-import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._errors import InputError, require
-from ..inference import LAYOUT_FIELDS
+from .._errors import require
+from ..config import sampler_config, settings_hash
 
 #: tables whose scalar keys a sweep may vary
 SWEEPABLE = ("data", "network", "model", "sampler")
@@ -76,17 +74,16 @@ def _digest_files(raw: dict, base_dir: Path) -> str:
     return ""
 
 
-def cell_hash(raw: dict, base_dir: Path, resolved: str = "") -> str:
-    """Hash of a cell's config (tables that define the run), of ``resolved`` (the sampler settings after
-    defaults are filled in and the package version: a changed default is a changed cell) and of its data
-    file's content."""
-    tables = {k: raw[k] for k in sorted(raw) if k != "sweep"}
-    if "sampler" in tables:  # where the chains run is not part of the cell 
-        tables["sampler"] = {k: v for k, v in tables["sampler"].items() if k not in LAYOUT_FIELDS}
-    h = hashlib.sha256(json.dumps(tables, sort_keys=True, default=str).encode())
-    h.update(resolved.encode())
-    h.update(_digest_files(raw, base_dir).encode())
-    return h.hexdigest()[:16]
+def cell_hash(raw: dict, base_dir: Path, sampler=None) -> str:
+    """Hash of a cell: :func:`bayes_attn.config.settings_hash` (the function that makes a checkpoint's
+    fingerprint) of its resolved sampler settings (``sampler``, or read from ``raw``: defaults filled in,
+    aliases resolved, run options left out, the package version in), its other tables and its data file's
+    content.  A changed default is a changed cell; a changed progress bar, checkpoint interval or chain
+    layout is not."""
+    if sampler is None:
+        sampler = sampler_config(raw)
+    tables = {k: raw[k] for k in sorted(raw) if k not in ("sweep", "sampler", "model")}
+    return settings_hash(sampler, tables, _digest_files(raw, base_dir))[:16]
 
 
 def _set(raw: dict, key: str, value) -> None:
@@ -96,7 +93,7 @@ def _set(raw: dict, key: str, value) -> None:
 
 def build_sweep(raw: dict, base_dir=Path("."), text: str = "", validate=None) -> Sweep:
     """The :class:`Sweep` of a parsed TOML dict; ``validate(cell_raw, label)`` checks each cell's config and
-    returns the text of its resolved settings (part of the cell's hash, :func:`cell_hash`)."""
+    returns its :class:`~bayes_attn.config.SamplerConfig` (hashed by :func:`cell_hash`)."""
     require("sweep" in raw and isinstance(raw["sweep"], dict) and raw["sweep"], "sweep",
             "missing or empty table [sweep] (dotted config keys -> lists of values)")
     keys, values = [], []
@@ -121,23 +118,10 @@ def build_sweep(raw: dict, base_dir=Path("."), text: str = "", validate=None) ->
         for key, v in zip(keys, vals):
             _set(cell_raw, key, v)
         label = ", ".join(f"{k} = {v!r}" for k, v in zip(keys, vals))
-        resolved = validate(cell_raw, label) if validate is not None else ""
+        resolved = validate(cell_raw, label) if validate is not None else None
         name = "_".join(f"{n}{_format(v)}" for n, v in zip(names, vals))
         cells.append(Cell(index, vals, name, cell_raw, cell_hash(cell_raw, Path(base_dir), resolved)))
     return Sweep(tuple(keys), names, tuple(values), tuple(cells), Path(base_dir), text)
 
 
-def read_toml(path) -> tuple[dict, str]:
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"config: cannot read {str(p)!r} (no such file)")
-    try:
-        text = p.read_text()
-        return tomllib.loads(text), text
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"config: cannot read {str(p)!r} ({type(exc).__name__})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"config: {str(p)!r} is not valid TOML ({exc})") from None
-
-
-__all__ = ["Cell", "Sweep", "build_sweep", "cell_hash", "read_toml", "SWEEPABLE"]
+__all__ = ["Cell", "Sweep", "build_sweep", "cell_hash", "SWEEPABLE"]

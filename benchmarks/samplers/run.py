@@ -25,13 +25,13 @@ from pathlib import Path
 #: sampler name -> SamplerConfig fields (chains, seed, progress from the command line)
 SAMPLERS = {
     "nuts_full": dict(kind="nuts", collapsed=False, warmup=100, draws=100),
-    "nuts_collapsed": dict(kind="nuts", collapsed=True, warmup=100, draws=100),
-    "mala": dict(kind="mala", collapsed=True, warmup=500, draws=2000, thinning=4),
-    "ula": dict(kind="ula", collapsed=True, warmup=500, draws=2000, thinning=4),
-    "gibbs": dict(kind="gibbs", collapsed=True, warmup=50, draws=300),
+    "nuts_collapsed": dict(kind="nuts", model="collapsed", warmup=100, draws=100),
+    "mala": dict(kind="mala", model="collapsed", warmup=500, draws=2000, thinning=4),
+    "ula": dict(kind="ula", model="collapsed", warmup=500, draws=2000, thinning=4),
+    "gibbs": dict(kind="gibbs", model="collapsed", warmup=50, draws=300),
     "gibbs_full": dict(kind="gibbs", collapsed=False, warmup=50, draws=300),
     # the exact order-parameter posterior (docs/wishart.md): same posterior of f, cost independent of N
-    "wishart": dict(kind="wishart", warmup=500, draws=1000),
+    "wishart": dict(model="order_parameters", warmup=500, draws=1000),
 }
 
 

@@ -60,7 +60,7 @@ def run_case(sites: str, width: int, temperature: float, data: bool, warmup: int
 
     raw = {"data": {"task": "markov", "P": 100, "n_test": 200, "paths": 4},
            "network": {"width": width, "readout": "last", "temperature": temperature},
-           "sampler": {"kind": "wishart"}}
+           "model": {"kind": "order_parameters"}}
     cfg = parse_config(raw, ROOT)
     task = cfg.task()
     spec = cfg.spec(task)

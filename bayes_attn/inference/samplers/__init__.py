@@ -1,8 +1,8 @@
 """Sampling algorithms on one protocol (:mod:`._base`): NUTS, MALA, ULA and exact Gibbs.
 
 Each module has blackjax's shape (``State``/``Info``, ``init``, ``build_kernel``) plus
-``program(model, settings)`` for the driver; the registry (:mod:`._registry`) lists them with what they
-serve.  NUTS is NumPyro's (functional ``hmc`` pieces), MALA and ULA use blackjax's kernels and dual
+``program(model, settings)`` for the driver; the registry (:data:`bayes_attn.config.REGISTRY`) lists them with
+what they serve.  NUTS is NumPyro's (functional ``hmc`` pieces), MALA and ULA use blackjax's kernels and dual
 averaging; the exact Gibbs sweep is ours (docs/samplers.md).  The algorithm modules are imported on first
 use (PEP 562), so the registry can be read without loading NumPyro or blackjax.
 
@@ -11,8 +11,8 @@ How to add a sampler: README, "How to add a sampler".
 
 import importlib
 
-from ._base import STATS, Program, Sampler, Settings
-from ._registry import MODELS, REGISTRY, register
+from ...config import MODELS, REGISTRY, Sampler, register
+from ._base import STATS, Program, Settings
 
 #: every sampler, by ``[sampler] kind`` (the registry itself)
 SAMPLERS = REGISTRY

@@ -1,4 +1,5 @@
-"""The sampler protocol: a :class:`Sampler` record and the per-chain :class:`Program` it builds.
+"""The sampler protocol: the per-chain :class:`Program` a sampler builds (its registry record,
+:class:`~bayes_attn.config.Sampler`, lives in :mod:`bayes_attn.config`).
 
 Every algorithm lives in its own module with blackjax's shape (``State``/``Info`` NamedTuples,
 pure ``init`` and ``build_kernel``) and a ``program(model, settings)`` that wraps them for the
@@ -14,7 +15,6 @@ Sample statistics use one set of names across samplers, those of ArviZ's ``sampl
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
@@ -72,30 +72,4 @@ class Settings:
                    float(cfg.ula_step_factor), fixed_metric)
 
 
-@dataclass(frozen=True)
-class Sampler:
-    """One sampling algorithm, as the registry (:mod:`._registry`) lists it: the only place that says what a
-    sampler serves and needs.
-
-    ``build``: ``program(model, settings) -> Program``, or where to find it, ``"package.module:function"``
-    (imported when a run first needs it, so that reading configs never loads a kernel); ``stats``: the
-    :data:`STATS` names it reports; ``models``: the model kinds it can sample; ``path_inputs``: its programs
-    need the path inputs in the model's arguments (the exact Gibbs sweep).
-    """
-
-    name: str
-    build: Callable | str
-    stats: tuple[str, ...]
-    models: tuple[str, ...]
-    path_inputs: bool = False
-
-    def program(self, model, settings: Settings) -> Program:
-        """The sampler's :class:`Program` for ``model`` (imports its module on first use)."""
-        build = self.build
-        if isinstance(build, str):
-            module, _, name = build.partition(":")
-            build = getattr(importlib.import_module(module), name)
-        return build(model, settings)
-
-
-__all__ = ["STATS", "Program", "Settings", "Sampler"]
+__all__ = ["STATS", "Program", "Settings"]

@@ -1,6 +1,6 @@
 """The sampler registry: every sampling algorithm the runner knows, by ``[sampler] kind``.
 
-A record (:class:`~bayes_attn.inference.samplers.Sampler`) says which model kinds a sampler serves, what
+A record (:class:`Sampler`) says which model kinds a sampler serves, what
 statistics it reports and what inputs it needs; the configuration's ``KINDS`` and ``SAMPLER_MODELS`` and the
 driver's choices are derived from it.  Records are cheap: a sampler's module (and NumPyro or blackjax behind
 it) is imported when a run first builds its program.  Adding a sampler is one module with
@@ -9,9 +9,41 @@ it) is imported when a run first builds its program.  Adding a sampler is one mo
 
 from __future__ import annotations
 
-from ._base import Sampler
+import importlib
+from dataclasses import dataclass
+from typing import Callable
 
-#: what is sampled (:mod:`bayes_attn.inference.models`)
+
+@dataclass(frozen=True)
+class Sampler:
+    """One sampling algorithm, as the registry (:data:`REGISTRY`) lists it: the only place that says what a
+    sampler serves and needs.
+
+    ``build``: ``program(model, settings) -> Program``, or where to find it, ``"package.module:function"``
+    (imported when a run first needs it, so that reading configs never loads a kernel); ``stats``: the
+    :data:`~bayes_attn.inference.samplers.STATS` names it reports; ``models``: the model kinds it can
+    sample; ``path_inputs``: its programs need the path inputs in the model's arguments (the exact Gibbs
+    sweep).
+    """
+
+    name: str
+    build: Callable | str
+    stats: tuple[str, ...]
+    models: tuple[str, ...]
+    path_inputs: bool = False
+
+    def program(self, model, settings):
+        """The sampler's :class:`~bayes_attn.inference.samplers.Program` for ``model`` and
+        :class:`~bayes_attn.inference.samplers.Settings` (imports its module on first use)."""
+        build = self.build
+        if isinstance(build, str):
+            module, _, name = build.partition(":")
+            build = getattr(importlib.import_module(module), name)
+        return build(model, settings)
+
+
+#: what is sampled (:mod:`bayes_attn.inference.models`; the names live here so that
+#: configurations can be checked without importing a model)
 MODELS = ("weights", "collapsed", "order_parameters")
 
 #: every sampler, by name (:func:`register` adds one)
@@ -24,7 +56,7 @@ def register(sampler: Sampler) -> Sampler:
     return sampler
 
 
-_HERE = __name__.rsplit(".", 1)[0]
+_HERE = "bayes_attn.inference.samplers"
 register(Sampler("nuts", f"{_HERE}.nuts:program",
                  ("lp", "acceptance_rate", "step_size", "diverging", "n_steps", "tree_depth", "energy"), MODELS))
 register(Sampler("mala", f"{_HERE}.mala:program", ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
@@ -36,4 +68,4 @@ register(Sampler("ula", f"{_HERE}.ula:program", ("lp", "acceptance_rate", "step_
 register(Sampler("gibbs", f"{_HERE}.gibbs:program", ("lp", "acceptance_rate", "diverging", "n_steps"),
                  ("weights", "collapsed"), path_inputs=True))
 
-__all__ = ["MODELS", "REGISTRY", "register"]
+__all__ = ["MODELS", "REGISTRY", "Sampler", "register"]

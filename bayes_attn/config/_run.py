@@ -29,18 +29,18 @@ against the config file's folder.  Other commands may read their own tables
 from __future__ import annotations
 
 import itertools
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import InputError, require
+from .._io import read_toml
 from ..network import NetworkSpec
 from ..tasks import Task, load_bundle, markov_task
-from ._config import SamplerConfig
+from ._sampler import SamplerConfig
+from ._thresholds import Thresholds
 
 MARKOV_KEYS = {"P", "n_test", "paths", "seed_train", "seed_test", "head_seeds", "beta_att", "p_blank", "noise", "heads"}
 NETWORK_KEYS = {"width", "widths", "readout", "temperature", "variances"}
-DIAG_KEYS = {"rhat_max", "ess_bulk_min", "ess_tail_min"}
 #: tables other commands own; validated by them
 EXTRA_TABLES = {"theory", "report", "potts", "experiment", "sweep"}
 
@@ -62,7 +62,7 @@ class RunConfig:
     data: dict
     network: dict
     sampler: SamplerConfig
-    diagnostics: dict
+    diagnostics: Thresholds
     raw: dict = field(repr=False)
     base_dir: Path = Path(".")
     text: str = ""
@@ -101,6 +101,18 @@ class RunConfig:
         return self.base_spec(task)
 
 
+def sampler_config(raw: dict) -> SamplerConfig:
+    """The :class:`SamplerConfig` of a config's ``[model]`` and ``[sampler]`` tables (``[model] kind`` is
+    ``SamplerConfig.model``; every other field is a key of ``[sampler]``, derived from the dataclass)."""
+    sampler_tab = dict(raw.get("sampler", {}))
+    _unknown(sampler_tab, set(SamplerConfig.__dataclass_fields__) - {"model"}, "sampler")
+    model_tab = dict(raw.get("model", {}))
+    _unknown(model_tab, {"kind"}, "model")
+    if "kind" in model_tab:
+        sampler_tab["model"] = model_tab["kind"]
+    return SamplerConfig(**sampler_tab)
+
+
 def parse_config(raw: dict, base_dir=Path("."), text: str = "") -> RunConfig:
     """Validate a config dict (as read from TOML)."""
     _unknown(raw, {"data", "network", "model", "sampler", "diagnostics"} | EXTRA_TABLES, "config")
@@ -121,20 +133,10 @@ def parse_config(raw: dict, base_dir=Path("."), text: str = "") -> RunConfig:
     for key in ("width", "temperature"):
         if key in net and isinstance(net[key], list):
             require(len(net[key]) >= 1, f"network.{key}", "is an empty list")
-    sampler_tab = dict(raw.get("sampler", {}))
-    allowed = set(SamplerConfig.__dataclass_fields__) - {"model"}
-    _unknown(sampler_tab, allowed, "sampler")
-    model_tab = dict(raw.get("model", {}))
-    _unknown(model_tab, {"kind"}, "model")
-    if "kind" in model_tab:
-        sampler_tab["model"] = model_tab["kind"]
-    try:
-        sampler = SamplerConfig(**sampler_tab)
-    except TypeError as exc:  # pragma: no cover - guarded by _unknown
-        raise InputError(f"sampler: {exc}") from None
+    sampler = sampler_config(raw)
     diag = dict(raw.get("diagnostics", {}))
-    _unknown(diag, DIAG_KEYS, "diagnostics")
-    cfg = RunConfig(data, net, sampler, diag, raw, Path(base_dir), text)
+    _unknown(diag, set(Thresholds.__dataclass_fields__), "diagnostics")  # every gate is a key
+    cfg = RunConfig(data, net, sampler, Thresholds(**diag), raw, Path(base_dir), text)
     # validate the network table now (widths, temperatures, variances, readout) with a dummy shape
     for w, T in itertools.product(cfg.widths, cfg.temperatures):
         NetworkSpec(heads=(1,) * (len(w) - 1 if isinstance(w, list) else 1), n0=1, width=w, temperature=T,
@@ -145,13 +147,5 @@ def parse_config(raw: dict, base_dir=Path("."), text: str = "") -> RunConfig:
 def load_config(path) -> RunConfig:
     """Read and validate a TOML run config."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"config: cannot read {str(p)!r} (no such file)")
-    try:
-        text = p.read_text()
-        raw = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"config: cannot read {str(p)!r} ({type(exc).__name__})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"config: {str(p)!r} is not valid TOML ({exc})") from None
+    raw, text = read_toml(p)
     return parse_config(raw, p.parent, text)

@@ -1,14 +1,28 @@
-"""Sampler configuration (the ``[model]`` and ``[sampler]`` tables of a run config)."""
+"""Sampler configuration (the ``[model]`` and ``[sampler]`` tables of a run config) and the one hash of
+what determines a run's draws.
+
+Every field of :class:`SamplerConfig` is classified in :data:`FIELD_ROLES`: ``"draws"`` (it changes
+what is sampled or the draws themselves: hashed) or ``"run"`` (how and where the run is carried out:
+progress, checkpoint interval, chain layout; never hashed).  :func:`settings_hash` is the only hash of a
+run's settings: the checkpoint fingerprint (:func:`bayes_attn.inference.fingerprint`) and the sweep cell
+hash (:func:`bayes_attn.sweep.cell_hash`) are both made by it, so they cannot disagree on what a run option
+is.  A new field must be classified (tests/test_config.py checks every field).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+import warnings
+from dataclasses import dataclass, fields
+from typing import Literal
+
+import numpy as np
 
 from .._errors import nonnegative_int, one_of, positive, require
-from ._devices import CHAIN_METHODS
-from .samplers._registry import MODELS, REGISTRY
+from ._registry import MODELS, REGISTRY
 
-#: the built-in sampling algorithms, derived from the registry (:mod:`bayes_attn.inference.samplers._registry`,
+#: the built-in sampling algorithms, derived from the registry (:data:`bayes_attn.config.REGISTRY`,
 #: which validation reads, so a registered sampler is accepted too); ``"wishart"`` is accepted as an alias
 #: of ``kind = "nuts"`` on ``model = "order_parameters"``
 KINDS = tuple(REGISTRY)
@@ -19,14 +33,23 @@ SAMPLER_MODELS = {name: s.models for name, s in REGISTRY.items()}
 #: (0.574, Roberts & Rosenthal 1998, optimal scaling of MALA)
 DEFAULT_TARGET_ACCEPT = {"mala": 0.574}
 
+#: accepted values of ``SamplerConfig.chain_method`` (:func:`bayes_attn.inference.chain_layout`)
+CHAIN_METHODS = ("auto", "vectorized", "parallel", "sequential")
+
 #: floating-point precision of a run's arrays and programs
 PRECISIONS = ("float64", "float32")
-#: settings that only say where the chains run: not in a checkpoint's fingerprint or a sweep cell's hash
+#: settings that only say where the chains run (a subset of the run options, :data:`RUN_OPTIONS`)
 LAYOUT_FIELDS = ("chain_method", "devices")
 
 #: where chains start: the sampler's default (NUTS: NumPyro's ``init_to_uniform``; MALA/ULA/Gibbs:
 #: a standard-normal draw of the sites), or (order_parameters only) the theory's saddle point
 INITS = ("uniform", "theory")
+
+
+def _deprecated(old: str, model: str) -> None:
+    """Warn (:class:`FutureWarning`, shown to users) that ``old`` spells ``model`` the way of earlier versions."""
+    warnings.warn(f'{old} is deprecated; use model="{model}" (in TOML: [model] kind = "{model}")', FutureWarning,
+                  stacklevel=4)
 
 
 @dataclass(frozen=True)
@@ -35,8 +58,9 @@ class SamplerConfig:
 
     ``model``: ``"weights"`` (every weight), ``"collapsed"`` (``V^(0)`` integrated out,
     docs/theory.md §5.1) or ``"order_parameters"`` (the exact finite-width posterior of the order
-    parameters, §5.2).  Aliases kept from earlier versions: ``kind = "wishart"`` means ``kind =
-    "nuts"`` on ``model = "order_parameters"``; ``collapsed = true`` means ``model = "collapsed"``.
+    parameters, §5.2).  Deprecated aliases (they still work, with a :class:`FutureWarning`): ``kind =
+    "wishart"`` means ``kind = "nuts"`` on ``model = "order_parameters"``; ``collapsed = true`` means
+    ``model = "collapsed"``.
     After construction ``kind``, ``model`` and ``collapsed`` are always the normalised values.
 
     ``warmup`` and ``draws`` are per chain; ``thinning`` keeps every k-th draw (``draws`` is the
@@ -79,8 +103,8 @@ class SamplerConfig:
       as many iterations): the granularity of checkpoints and of the progress bar.
     """
 
-    kind: str = "nuts"
-    model: str | None = None
+    kind: str = "nuts"  # a registered sampler's name: "nuts" | "mala" | "ula" | "gibbs" built in
+    model: Literal["weights", "collapsed", "order_parameters"] | None = None
     collapsed: bool = False
     chains: int = 4
     warmup: int = 500
@@ -95,22 +119,25 @@ class SamplerConfig:
     step_size: float | None = None
     ula_step_factor: float = 0.1
     checkpoint_every: int = 100
-    chain_method: str = "auto"
-    init: str = "uniform"
+    chain_method: Literal["auto", "vectorized", "parallel", "sequential"] = "auto"
+    init: Literal["uniform", "theory"] = "uniform"
     devices: int | None = None
-    precision: str = "float64"
+    precision: Literal["float64", "float32"] = "float64"
     save_warmup: bool = False
 
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
         require(isinstance(self.collapsed, bool), "sampler.collapsed", f"must be true or false, got {self.collapsed!r}")
         if self.kind == "wishart":  # alias
+            _deprecated('sampler.kind = "wishart"', "order_parameters")
             require(self.model in (None, "order_parameters"), "model.kind",
                     f"sampler.kind = \"wishart\" samples the order parameters, not model {self.model!r}")
             set_("kind", "nuts")
             set_("model", "order_parameters")
         one_of(self.kind, tuple(REGISTRY) + ("wishart",), "sampler.kind")
         if self.model is None:
+            if self.collapsed:
+                _deprecated("sampler.collapsed = true", "collapsed")
             set_("model", "collapsed" if self.collapsed else "weights")
         one_of(self.model, MODELS, "model.kind")
         require(not (self.collapsed and self.model == "weights"), "sampler.collapsed",
@@ -164,4 +191,50 @@ class SamplerConfig:
         return self.draws // self.thinning
 
 
-__all__ = ["SamplerConfig", "KINDS", "MODELS", "SAMPLER_MODELS", "INITS", "PRECISIONS", "LAYOUT_FIELDS"]
+#: what every :class:`SamplerConfig` field is to a run's identity: ``"draws"`` (hashed) or ``"run"`` (not)
+FIELD_ROLES = {
+    "kind": "draws", "model": "draws", "collapsed": "draws", "chains": "draws", "warmup": "draws",
+    "draws": "draws", "thinning": "draws", "seed": "draws", "store_weights": "draws", "target_accept": "draws",
+    "max_tree_depth": "draws", "dense_mass": "draws", "step_size": "draws", "ula_step_factor": "draws",
+    "init": "draws", "precision": "draws", "save_warmup": "draws",
+    "progress_bar": "run", "checkpoint_every": "run", "chain_method": "run", "devices": "run",
+}
+#: the run options: never hashed (the checkpoint interval moves no draw: the runner's chunking is exact)
+RUN_OPTIONS = tuple(k for k, role in FIELD_ROLES.items() if role == "run")
+
+
+def hashed_settings(cfg: SamplerConfig) -> dict:
+    """The fields of ``cfg`` that determine its draws (role ``"draws"`` in :data:`FIELD_ROLES`)."""
+    return {f.name: getattr(cfg, f.name) for f in fields(cfg) if FIELD_ROLES[f.name] == "draws"}
+
+
+def settings_hash(cfg: SamplerConfig, *parts) -> str:
+    """SHA-256 (hex) of ``cfg``'s hashed settings, the package version and ``parts``.
+
+    The one hash of a run's identity: ``parts`` are what else determines it (the checkpoint adds the network
+    spec, the model and the data arrays; a sweep cell adds its other config tables and its data file's digest).
+    A part is ``None`` (skipped), ``str``, ``bytes``, a dict (hashed as sorted JSON) or an array (its dtype,
+    shape and bytes).
+    """
+    from .._version import __version__
+
+    h = hashlib.sha256()
+    h.update(json.dumps({"sampler": hashed_settings(cfg), "version": __version__}, sort_keys=True,
+                        default=str).encode())
+    for part in parts:
+        if part is None:
+            continue
+        if isinstance(part, str):
+            h.update(b"s" + part.encode())
+        elif isinstance(part, bytes):
+            h.update(b"b" + part)
+        elif isinstance(part, dict):
+            h.update(b"d" + json.dumps(part, sort_keys=True, default=str).encode())
+        else:
+            a = np.ascontiguousarray(np.asarray(part))
+            h.update(f"a{a.dtype.str}{a.shape}".encode() + a.tobytes())
+    return h.hexdigest()
+
+
+__all__ = ["SamplerConfig", "KINDS", "MODELS", "SAMPLER_MODELS", "INITS", "PRECISIONS", "CHAIN_METHODS", "LAYOUT_FIELDS",
+           "FIELD_ROLES", "RUN_OPTIONS", "hashed_settings", "settings_hash"]

@@ -1,0 +1,17 @@
+"""Configuration: what a run is (sampler and model settings, network and data tables, diagnostic gates), the
+TOML reader and the one hash of a run's identity.
+
+It sits below :mod:`bayes_attn.inference` (above :mod:`bayes_attn.theory`): commands that only read a config
+(``bayes-attn theory``, ``diagnose``) import no sampler, and the sampler registry is readable without loading
+NumPyro or blackjax.  :mod:`bayes_attn.inference` re-exports every name for the users of earlier versions.
+"""
+
+from ._registry import MODELS, REGISTRY, Sampler, register
+from ._run import RunConfig, load_config, parse_config, sampler_config
+from ._sampler import (CHAIN_METHODS, FIELD_ROLES, INITS, KINDS, LAYOUT_FIELDS, PRECISIONS, RUN_OPTIONS,
+                       SAMPLER_MODELS, SamplerConfig, hashed_settings, settings_hash)
+from ._thresholds import Thresholds
+
+__all__ = ["SamplerConfig", "RunConfig", "Thresholds", "load_config", "parse_config", "sampler_config", "settings_hash",
+           "hashed_settings", "FIELD_ROLES", "RUN_OPTIONS", "LAYOUT_FIELDS", "KINDS", "MODELS", "SAMPLER_MODELS",
+           "INITS", "PRECISIONS", "CHAIN_METHODS", "REGISTRY", "Sampler", "register"]

@@ -1,0 +1,133 @@
+"""bayes_attn.config: every SamplerConfig field classified (hashed or a run option), one hash for the checkpoint
+fingerprint and the sweep cell, every diagnostic gate settable from TOML, the one TOML reader."""
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pytest
+
+from bayes_attn import InputError
+from bayes_attn._io import read_toml
+from bayes_attn.config import (FIELD_ROLES, RUN_OPTIONS, SamplerConfig, Thresholds, parse_config, sampler_config,
+                               settings_hash)
+from bayes_attn.inference import fingerprint
+from bayes_attn.sweep import cell_hash
+
+#: per field: (base settings, a change of that field); a new field needs an entry (the test below says so)
+CHANGES = {
+    "kind": ({"model": "collapsed"}, {"kind": "mala"}),
+    "model": ({}, {"model": "collapsed"}),
+    "collapsed": ({}, {"collapsed": True}),
+    "chains": ({}, {"chains": 2}),
+    "warmup": ({}, {"warmup": 10}),
+    "draws": ({}, {"draws": 20}),
+    "thinning": ({}, {"thinning": 2}),
+    "seed": ({}, {"seed": 1}),
+    "store_weights": ({}, {"store_weights": True}),
+    "progress_bar": ({}, {"progress_bar": False}),
+    "target_accept": ({}, {"target_accept": 0.9}),
+    "max_tree_depth": ({}, {"max_tree_depth": 5}),
+    "dense_mass": ({}, {"dense_mass": True}),
+    "step_size": ({"kind": "mala"}, {"step_size": 0.1}),
+    "ula_step_factor": ({"kind": "ula"}, {"ula_step_factor": 0.2}),
+    "checkpoint_every": ({}, {"checkpoint_every": 7}),
+    "chain_method": ({}, {"chain_method": "sequential"}),
+    "init": ({"model": "order_parameters"}, {"init": "theory"}),
+    "devices": ({}, {"devices": 2}),
+    "precision": ({}, {"precision": "float32"}),
+    "save_warmup": ({}, {"save_warmup": True}),
+}
+FIELDS = [f.name for f in dataclasses.fields(SamplerConfig)]
+DATA = {"task": "markov", "P": 10, "n_test": 6}
+NETWORK = {"width": 3, "temperature": 0.1}
+
+
+def _raw(settings: dict) -> dict:
+    """A run config's tables for ``settings`` (``model`` goes to ``[model] kind``)."""
+    s = dict(settings)
+    raw = {"data": dict(DATA), "network": dict(NETWORK), "sampler": s}
+    if "model" in s:
+        raw["model"] = {"kind": s.pop("model")}
+    return raw
+
+
+def test_every_field_is_classified():
+    assert set(FIELD_ROLES) == set(FIELDS), "classify every SamplerConfig field in config._sampler.FIELD_ROLES"
+    assert set(FIELD_ROLES.values()) == {"draws", "run"}
+    assert set(RUN_OPTIONS) == {"progress_bar", "checkpoint_every", "chain_method", "devices"}
+
+
+@pytest.mark.parametrize("name", FIELDS)
+def test_a_field_changes_the_hashes_as_classified(name, tmp_path):
+    """A hashed field changes the settings hash, the checkpoint fingerprint and the sweep cell hash; a run option
+    changes none of them (the same function makes all three)."""
+    assert name in CHANGES, f"give tests/test_config.py a change of the new field {name!r}"
+    base, change = CHANGES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # "collapsed" is a deprecated alias
+        a, b = SamplerConfig(**base), SamplerConfig(**base, **change)
+        ra, rb = _raw(base), _raw({**base, **change})
+        ca, cb = cell_hash(ra, tmp_path), cell_hash(rb, tmp_path)
+    assert getattr(a, name) != getattr(b, name)
+    run_option = FIELD_ROLES[name] == "run"
+    x = np.arange(6.0).reshape(2, 3)
+    assert (settings_hash(a) == settings_hash(b)) == run_option
+    assert (fingerprint(a, "spec", "model", (x,)) == fingerprint(b, "spec", "model", (x,))) == run_option
+    assert (ca == cb) == run_option
+
+
+def test_fingerprint_and_cell_hash_are_the_settings_hash(tmp_path):
+    cfg = SamplerConfig(kind="mala", model="collapsed", seed=3)
+    x = np.arange(4.0)
+    assert fingerprint(cfg, "spec", "model", (x, None)) == settings_hash(cfg, repr("spec"), repr("model"), x)
+    raw = _raw({"kind": "mala", "model": "collapsed", "seed": 3})
+    raw["diagnostics"] = {"rhat_max": 1.05}
+    tables = {"data": raw["data"], "diagnostics": raw["diagnostics"], "network": raw["network"]}
+    assert cell_hash(raw, tmp_path) == settings_hash(cfg, tables, "")[:16]
+    # what else enters: the other tables, the data arrays, their shape
+    assert cell_hash({**raw, "network": {"width": 4, "temperature": 0.1}}, tmp_path) != cell_hash(raw, tmp_path)
+    assert settings_hash(cfg, x) != settings_hash(cfg, x + 1) != settings_hash(cfg, x.reshape(2, 2))
+
+
+def test_aliases_hash_as_their_canonical_spelling(tmp_path):
+    with pytest.warns(FutureWarning, match="deprecated"):
+        old = cell_hash({**_raw({}), "sampler": {"kind": "wishart"}}, tmp_path)
+    assert old == cell_hash(_raw({"kind": "nuts", "model": "order_parameters"}), tmp_path)
+    with pytest.warns(FutureWarning, match="deprecated"):
+        cfg = sampler_config({"sampler": {"collapsed": True}})
+    assert cfg == sampler_config({"model": {"kind": "collapsed"}})
+
+
+@pytest.mark.parametrize("name", [f.name for f in dataclasses.fields(Thresholds)])
+def test_every_gate_is_a_toml_key(name):
+    value = {"max_divergences": 3}.get(name, 0.25)
+    cfg = parse_config({**_raw({}), "diagnostics": {name: value}})
+    assert isinstance(cfg.diagnostics, Thresholds) and getattr(cfg.diagnostics, name) == value
+    assert cfg.diagnostics == Thresholds(**{name: value})
+
+
+@pytest.mark.parametrize("table,field", [({"rhat": 1.1}, "diagnostics.rhat"),
+                                         ({"max_divergences": -1}, "diagnostics.max_divergences"),
+                                         ({"max_divergences": 0.5}, "diagnostics.max_divergences"),
+                                         ({"bfmi_min": -0.1}, "diagnostics.bfmi_min"),
+                                         ({"bfmi_min": "low"}, "diagnostics.bfmi_min"),
+                                         ({"ess_bulk_min": 0}, "diagnostics.ess_bulk_min")])
+def test_bad_gates_name_their_key(table, field):
+    with pytest.raises(InputError, match=f"^{field}"):
+        parse_config({**_raw({}), "diagnostics": table})
+
+
+def test_the_toml_reader(tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text('[sampler]\nseed = 2\n')
+    raw, text = read_toml(p)
+    assert raw == {"sampler": {"seed": 2}} and text == p.read_text()
+    p.write_text("[[[broken")
+    with pytest.raises(InputError, match=r"^potts: .* is not valid TOML"):
+        read_toml(p, field="potts")
+    with pytest.raises(InputError, match=r"^config: cannot read .* \(no such file\)"):
+        read_toml(tmp_path / "missing.toml")
+    p.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(InputError, match=r"^config: cannot read"):
+        read_toml(p)
