@@ -8,7 +8,7 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from ._errors import InputError  # noqa: E402
+from ._errors import ConfigWarning, InputError  # noqa: E402
 from ._version import __version__  # noqa: E402
 
-__all__ = ["InputError", "__version__"]
+__all__ = ["InputError", "ConfigWarning", "__version__"]

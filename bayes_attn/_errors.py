@@ -22,6 +22,11 @@ class InputError(ValueError):
         self.field = field
 
 
+class ConfigWarning(UserWarning):
+    """A setting that has no effect (e.g. an option of another sampler).  Its message is one line that names
+    the field; the command line prints it as ``warning: <message>``."""
+
+
 def require(cond: bool, field: str, msg: str) -> None:
     if not cond:
         raise InputError(f"{field}: {msg}", field)

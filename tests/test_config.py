@@ -131,3 +131,33 @@ def test_the_toml_reader(tmp_path):
     p.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(InputError, match=r"^config: cannot read"):
         read_toml(p)
+
+
+def test_kernel_options_come_from_the_registry():
+    """Each sampler's record names the kernel options its program reads; they are hashed fields."""
+    from bayes_attn.config import REGISTRY
+
+    assert REGISTRY["nuts"].options == ("target_accept", "max_tree_depth", "dense_mass")
+    assert REGISTRY["gibbs"].options == ()
+    for s in REGISTRY.values():
+        assert all(FIELD_ROLES[o] == "draws" for o in s.options), s.name
+
+
+@pytest.mark.parametrize("kind,key,value,warns", [("mala", "max_tree_depth", 6, True),
+                                                  ("gibbs", "target_accept", 0.9, True),
+                                                  ("nuts", "step_size", 0.1, True),
+                                                  ("nuts", "max_tree_depth", 6, False),
+                                                  ("ula", "ula_step_factor", 0.2, False)])
+def test_another_samplers_option_warns(kind, key, value, warns):
+    from bayes_attn import ConfigWarning
+
+    raw = {"model": {"kind": "collapsed"}, "sampler": {"kind": kind, key: value}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cfg = sampler_config(raw)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, ConfigWarning)]
+    assert getattr(cfg, key) == value
+    if warns:
+        assert len(msgs) == 1 and msgs[0].startswith(f"sampler.{key}: not an option of the {kind} sampler"), msgs
+    else:
+        assert msgs == []

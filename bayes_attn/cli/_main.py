@@ -19,7 +19,7 @@ import os
 import sys
 import warnings
 
-from .._errors import InputError
+from .._errors import ConfigWarning, InputError
 
 #: subcommand modules, in help order
 COMMANDS = ["sample", "diagnose", "report", "potts", "theory", "compare", "sweep", "evidence", "fit_attention"]
@@ -80,11 +80,11 @@ def cpus_wanted(value, default, usable: int) -> int:
     return n
 
 
-def _one_line_deprecation(show):
+def _one_line_config_warnings(show):
     """``warnings.showwarning`` that prints a :class:`FutureWarning` (a deprecated config spelling) as one
-    ``warning: ...`` line and leaves every other warning to ``show``."""
+    ``warning: ...`` line, and a :class:`~bayes_attn.ConfigWarning` too; every other warning goes to ``show``."""
     def showwarning(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, FutureWarning):
+        if issubclass(category, (FutureWarning, ConfigWarning)):
             print(f"warning: {message}", file=sys.stderr)
         else:
             show(message, category, filename, lineno, file, line)
@@ -103,7 +103,7 @@ def main(argv=None, *, claim: bool | None = None) -> int:
 
     previous = warnings.showwarning
     if claim:  # the console script: a deprecation is one line, like an error
-        warnings.showwarning = _one_line_deprecation(previous)
+        warnings.showwarning = _one_line_config_warnings(previous)
     try:
         usable = len(allowed_cpus())
         n = cpus_wanted(args.cpus, getattr(args, "cpus_default", 1), usable)

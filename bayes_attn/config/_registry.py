@@ -23,7 +23,9 @@ class Sampler:
     (imported when a run first needs it, so that reading configs never loads a kernel); ``stats``: the
     :data:`~bayes_attn.inference.samplers.STATS` names it reports; ``models``: the model kinds it can
     sample; ``path_inputs``: its programs need the path inputs in the model's arguments (the exact Gibbs
-    sweep).
+    sweep); ``options``: the :class:`~bayes_attn.config.SamplerConfig` kernel options its program reads (in the
+    spirit of NumPyro's ``NUTS(...)`` against ``MCMC(...)``: the other fields are the run's); a config that sets
+    another sampler's option gets a :class:`~bayes_attn.ConfigWarning` naming it.
     """
 
     name: str
@@ -31,6 +33,7 @@ class Sampler:
     stats: tuple[str, ...]
     models: tuple[str, ...]
     path_inputs: bool = False
+    options: tuple[str, ...] = ()
 
     def program(self, model, settings):
         """The sampler's :class:`~bayes_attn.inference.samplers.Program` for ``model`` and
@@ -58,11 +61,13 @@ def register(sampler: Sampler) -> Sampler:
 
 _HERE = "bayes_attn.inference.samplers"
 register(Sampler("nuts", f"{_HERE}.nuts:program",
-                 ("lp", "acceptance_rate", "step_size", "diverging", "n_steps", "tree_depth", "energy"), MODELS))
+                 ("lp", "acceptance_rate", "step_size", "diverging", "n_steps", "tree_depth", "energy"), MODELS,
+                 options=("target_accept", "max_tree_depth", "dense_mass")))
 register(Sampler("mala", f"{_HERE}.mala:program", ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
-                 MODELS))
+                 MODELS, options=("target_accept", "step_size")))
+# ULA's warm-up starts at step_size; its sampling step is ula_step_factor / lambda_max
 register(Sampler("ula", f"{_HERE}.ula:program", ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
-                 MODELS))
+                 MODELS, options=("step_size", "ula_step_factor")))
 # Gibbs needs conditionally Gaussian blocks: the full weights (on "collapsed" it runs the full-weight sweep and
 # stores the collapsed model's predictions)
 register(Sampler("gibbs", f"{_HERE}.gibbs:program", ("lp", "acceptance_rate", "diverging", "n_steps"),

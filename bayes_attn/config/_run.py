@@ -29,13 +29,15 @@ against the config file's folder.  Other commands may read their own tables
 from __future__ import annotations
 
 import itertools
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._errors import InputError, require
+from .._errors import ConfigWarning, InputError, require
 from .._io import read_toml
 from ..network import NetworkSpec
 from ..tasks import Task, load_bundle, markov_task
+from ._registry import REGISTRY
 from ._sampler import SamplerConfig
 from ._thresholds import Thresholds
 
@@ -110,7 +112,19 @@ def sampler_config(raw: dict) -> SamplerConfig:
     _unknown(model_tab, {"kind"}, "model")
     if "kind" in model_tab:
         sampler_tab["model"] = model_tab["kind"]
-    return SamplerConfig(**sampler_tab)
+    cfg = SamplerConfig(**sampler_tab)
+    _warn_unused_options(sampler_tab, cfg.kind)
+    return cfg
+
+
+def _warn_unused_options(table: dict, kind: str) -> None:
+    """A :class:`~bayes_attn.ConfigWarning` for each key of ``[sampler]`` that is another sampler's kernel option
+    (``Sampler.options`` in the registry): it would be silently ignored."""
+    used = REGISTRY[kind].options
+    others = {o for s in REGISTRY.values() for o in s.options} - set(used)
+    for key in sorted(set(table) & others):
+        warnings.warn(f"sampler.{key}: not an option of the {kind} sampler (its options: "
+                      f"{', '.join(used) or 'none'}); ignored", ConfigWarning, stacklevel=3)
 
 
 def parse_config(raw: dict, base_dir=Path("."), text: str = "") -> RunConfig:
