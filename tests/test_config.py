@@ -161,3 +161,23 @@ def test_another_samplers_option_warns(kind, key, value, warns):
         assert len(msgs) == 1 and msgs[0].startswith(f"sampler.{key}: not an option of the {kind} sampler"), msgs
     else:
         assert msgs == []
+
+
+def test_data_and_network_tables_are_typed_records():
+    """[data] keys are markov_task's keyword arguments (nothing to drift); [network] becomes a NetworkTable."""
+    import inspect
+
+    from bayes_attn.config import DataTable, NetworkTable
+    from bayes_attn.tasks import markov_task
+
+    every = {k: p.default for k, p in inspect.signature(markov_task).parameters.items() if p.default is not None}
+    d = DataTable.from_table({"task": "markov", **every})
+    assert d.task == "markov" and dict(d.options) == every and d.file is None
+    with pytest.raises(InputError, match=r"^data\.seed: unknown key \(allowed: P, beta_att,"):
+        DataTable.from_table({"task": "markov", "seed": 1})
+    cfg = parse_config({"data": {"file": "b.npz"}, "network": {"width": [3, 5], "temperature": 0.1,
+                                                               "readout": "mean"}})
+    assert cfg.data == DataTable(file="b.npz")
+    assert cfg.network == NetworkTable(widths=(3, 5), temperatures=(0.1,), readout="mean")
+    assert cfg.widths == [3, 5] and cfg.temperatures == [0.1]
+    assert NetworkTable.from_table({"widths": [3, 4, 2], "temperature": [0.1, 1.0]}).widths == ([3, 4, 2],)

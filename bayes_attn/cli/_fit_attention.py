@@ -47,8 +47,8 @@ def register(sub) -> None:
 def _validation(cfg, task, args):
     import numpy as np
 
-    if "file" in cfg.data:
-        with np.load(cfg.base_dir / cfg.data["file"], allow_pickle=False) as z:
+    if cfg.data.file is not None:
+        with np.load(cfg.base_dir / cfg.data.file, allow_pickle=False) as z:
             if "x_val" in z.files and "y_val" in z.files:
                 return np.asarray(z["x_val"], float), np.asarray(z["y_val"], float)
         return None

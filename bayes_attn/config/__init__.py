@@ -10,8 +10,9 @@ from ._registry import MODELS, REGISTRY, Sampler, register
 from ._run import RunConfig, load_config, parse_config, sampler_config
 from ._sampler import (CHAIN_METHODS, FIELD_ROLES, INITS, KINDS, LAYOUT_FIELDS, PRECISIONS, RUN_OPTIONS,
                        SAMPLER_MODELS, SamplerConfig, hashed_settings, settings_hash)
+from ._tables import DataTable, NetworkTable
 from ._thresholds import Thresholds
 
-__all__ = ["SamplerConfig", "RunConfig", "Thresholds", "load_config", "parse_config", "sampler_config", "settings_hash",
+__all__ = ["SamplerConfig", "RunConfig", "DataTable", "NetworkTable", "Thresholds", "load_config", "parse_config", "sampler_config", "settings_hash",
            "hashed_settings", "FIELD_ROLES", "RUN_OPTIONS", "LAYOUT_FIELDS", "KINDS", "MODELS", "SAMPLER_MODELS",
            "INITS", "PRECISIONS", "CHAIN_METHODS", "REGISTRY", "Sampler", "register"]

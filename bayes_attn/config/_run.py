@@ -33,67 +33,50 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._errors import ConfigWarning, InputError, require
+from .._errors import ConfigWarning, require
 from .._io import read_toml
 from ..network import NetworkSpec
-from ..tasks import Task, load_bundle, markov_task
+from ..tasks import Task
 from ._registry import REGISTRY
 from ._sampler import SamplerConfig
+from ._tables import DataTable, NetworkTable, unknown_keys
 from ._thresholds import Thresholds
 
-MARKOV_KEYS = {"P", "n_test", "paths", "seed_train", "seed_test", "head_seeds", "beta_att", "p_blank", "noise", "heads"}
-NETWORK_KEYS = {"width", "widths", "readout", "temperature", "variances"}
 #: tables other commands own; validated by them
 EXTRA_TABLES = {"theory", "report", "potts", "experiment", "sweep"}
-
-
-def _unknown(table: dict, allowed: set, name: str) -> None:
-    extra = sorted(set(table) - allowed)
-    if extra:
-        raise InputError(f"{name}.{extra[0]}: unknown key (allowed: {', '.join(sorted(allowed))})")
-
-
-def _listify(v):
-    return list(v) if isinstance(v, list) else [v]
 
 
 @dataclass(frozen=True)
 class RunConfig:
     """A parsed, validated run configuration."""
 
-    data: dict
-    network: dict
+    data: DataTable
+    network: NetworkTable
     sampler: SamplerConfig
     diagnostics: Thresholds
     raw: dict = field(repr=False)
     base_dir: Path = Path(".")
     text: str = ""
 
-    # ---- data --------------------------------------------------------------------------
     def task(self) -> Task:
-        d = self.data
-        if "file" in d:
-            return load_bundle(self.base_dir / d["file"])
-        kw = {k: v for k, v in d.items() if k != "task"}
-        if "head_seeds" in kw:
-            kw["head_seeds"] = tuple(kw["head_seeds"])
-        return markov_task(**kw)
+        """The data set of ``[data]`` (bundle read or task generated)."""
+        return self.data.load(self.base_dir)
 
-    # ---- network -------------------------------------------------------------------------
     @property
     def widths(self) -> list:
-        n = self.network
-        return [n["widths"]] if "widths" in n else _listify(n["width"])
+        """The networks' widths (a list: one entry unless the config scans widths)."""
+        return list(self.network.widths)
 
     @property
     def temperatures(self) -> list:
-        return _listify(self.network["temperature"])
+        """The temperatures (a list: one entry unless the config scans temperatures)."""
+        return list(self.network.temperatures)
 
     def base_spec(self, task: Task) -> NetworkSpec:
         """The network of ``task`` at the first width and temperature (heads, variances, readout)."""
         n = self.network
-        return NetworkSpec(heads=task.heads, n0=task.n0, width=self.widths[0], temperature=self.temperatures[0],
-                           variances=n.get("variances", 1.0), readout=n.get("readout", "last"))
+        return NetworkSpec(heads=task.heads, n0=task.n0, width=n.widths[0], temperature=n.temperatures[0],
+                           variances=n.variances, readout=n.readout)
 
     def spec(self, task: Task) -> NetworkSpec:
         """The single spec of a non-scan config (errors on width/temperature lists)."""
@@ -107,9 +90,9 @@ def sampler_config(raw: dict) -> SamplerConfig:
     """The :class:`SamplerConfig` of a config's ``[model]`` and ``[sampler]`` tables (``[model] kind`` is
     ``SamplerConfig.model``; every other field is a key of ``[sampler]``, derived from the dataclass)."""
     sampler_tab = dict(raw.get("sampler", {}))
-    _unknown(sampler_tab, set(SamplerConfig.__dataclass_fields__) - {"model"}, "sampler")
+    unknown_keys(sampler_tab, set(SamplerConfig.__dataclass_fields__) - {"model"}, "sampler")
     model_tab = dict(raw.get("model", {}))
-    _unknown(model_tab, {"kind"}, "model")
+    unknown_keys(model_tab, {"kind"}, "model")
     if "kind" in model_tab:
         sampler_tab["model"] = model_tab["kind"]
     cfg = SamplerConfig(**sampler_tab)
@@ -129,32 +112,18 @@ def _warn_unused_options(table: dict, kind: str) -> None:
 
 def parse_config(raw: dict, base_dir=Path("."), text: str = "") -> RunConfig:
     """Validate a config dict (as read from TOML)."""
-    _unknown(raw, {"data", "network", "model", "sampler", "diagnostics"} | EXTRA_TABLES, "config")
+    unknown_keys(raw, {"data", "network", "model", "sampler", "diagnostics"} | EXTRA_TABLES, "config")
     require("data" in raw, "data", "missing table [data]")
     require("network" in raw, "network", "missing table [network]")
-    data, net = dict(raw["data"]), dict(raw["network"])
-    if "file" in data:
-        _unknown(data, {"file"}, "data")
-        require(isinstance(data["file"], str), "data.file", "must be a path string")
-    elif "task" in data:
-        require(data["task"] == "markov", "data.task", f"unknown value {data['task']!r}; expected 'markov'")
-        _unknown(data, MARKOV_KEYS | {"task"}, "data")
-    else:
-        raise InputError("data: needs 'file' (an .npz bundle) or 'task' (e.g. 'markov')")
-    _unknown(net, NETWORK_KEYS, "network")
-    require("width" in net or "widths" in net, "network.width", "missing")
-    require("temperature" in net, "network.temperature", "missing")
-    for key in ("width", "temperature"):
-        if key in net and isinstance(net[key], list):
-            require(len(net[key]) >= 1, f"network.{key}", "is an empty list")
+    data, net = DataTable.from_table(raw["data"]), NetworkTable.from_table(raw["network"])
     sampler = sampler_config(raw)
     diag = dict(raw.get("diagnostics", {}))
-    _unknown(diag, set(Thresholds.__dataclass_fields__), "diagnostics")  # every gate is a key
+    unknown_keys(diag, set(Thresholds.__dataclass_fields__), "diagnostics")  # every gate is a key
     cfg = RunConfig(data, net, sampler, Thresholds(**diag), raw, Path(base_dir), text)
     # validate the network table now (widths, temperatures, variances, readout) with a dummy shape
     for w, T in itertools.product(cfg.widths, cfg.temperatures):
         NetworkSpec(heads=(1,) * (len(w) - 1 if isinstance(w, list) else 1), n0=1, width=w, temperature=T,
-                    readout=net.get("readout", "last"))
+                    readout=net.readout)
     return cfg
 
 
