@@ -134,3 +134,19 @@ def read_toml(path, *, field: str = "config") -> tuple[dict, str]:
         raise InputError(f"{field}: cannot read {str(p)!r} ({type(exc).__name__})") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{field}: {str(p)!r} is not valid TOML ({exc})") from None
+
+
+def read_matrix(path, *, field: str) -> np.ndarray:
+    """A finite 2-D real array saved with ``numpy.save`` (``.npy``), as float64; one line naming ``field`` when
+    the file is missing, unreadable, an ``.npz`` archive or not such an array."""
+    try:
+        B = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise InputError(f"{field}: cannot read {str(path)!r} as a .npy array ({e})") from None
+    if not isinstance(B, np.ndarray):  # an .npz archive
+        B.close()
+        raise InputError(f"{field}: {str(path)!r} is an .npz archive; give one array saved with numpy.save (.npy)")
+    if B.ndim != 2 or not (np.issubdtype(B.dtype, np.integer) or np.issubdtype(B.dtype, np.floating)) \
+            or not np.all(np.isfinite(B)):
+        raise InputError(f"{field}: must be a finite 2-D real array, got shape {B.shape} and dtype {B.dtype}")
+    return B.astype(float)

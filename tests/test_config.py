@@ -9,7 +9,7 @@ import pytest
 
 from bayes_attn import InputError
 from bayes_attn._io import read_toml
-from bayes_attn.config import (FIELD_ROLES, RUN_OPTIONS, SamplerConfig, Thresholds, parse_config, sampler_config,
+from bayes_attn.config import (ATTENTION_OPTIONS, FIELD_ROLES, RUN_OPTIONS, SamplerConfig, Thresholds, parse_config, sampler_config,
                                settings_hash)
 from bayes_attn.inference import fingerprint
 from bayes_attn.sweep import cell_hash
@@ -37,6 +37,10 @@ CHANGES = {
     "devices": ({}, {"devices": 2}),
     "precision": ({}, {"precision": "float32"}),
     "save_warmup": ({}, {"save_warmup": True}),
+    "rank": ({"model": "attention", "rank": 1}, {"rank": 2}),
+    "basis": ({"model": "attention", "rank": 1}, {"basis": "basis.npy"}),
+    "attention_scale": ({"model": "attention", "rank": 1}, {"attention_scale": 0.5}),
+    "limit": ({"model": "attention", "rank": 1}, {"limit": "gp"}),
 }
 FIELDS = [f.name for f in dataclasses.fields(SamplerConfig)]
 DATA = {"task": "markov", "P": 10, "n_test": 6}
@@ -44,11 +48,15 @@ NETWORK = {"width": 3, "temperature": 0.1}
 
 
 def _raw(settings: dict) -> dict:
-    """A run config's tables for ``settings`` (``model`` goes to ``[model] kind``)."""
+    """A run config's tables for ``settings`` (``model`` goes to ``[model] kind``, the attention options to
+    ``[model]``)."""
     s = dict(settings)
     raw = {"data": dict(DATA), "network": dict(NETWORK), "sampler": s}
     if "model" in s:
         raw["model"] = {"kind": s.pop("model")}
+    for k in ATTENTION_OPTIONS:
+        if k in s:
+            raw["model"][k] = s.pop(k)
     return raw
 
 
@@ -66,7 +74,7 @@ def test_a_field_changes_the_hashes_as_classified(name, tmp_path):
     base, change = CHANGES[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # "collapsed" is a deprecated alias
-        a, b = SamplerConfig(**base), SamplerConfig(**base, **change)
+        a, b = SamplerConfig(**base), SamplerConfig(**{**base, **change})
         ra, rb = _raw(base), _raw({**base, **change})
         ca, cb = cell_hash(ra, tmp_path), cell_hash(rb, tmp_path)
     assert getattr(a, name) != getattr(b, name)

@@ -59,23 +59,9 @@ def _validation(cfg, task, args):
 
 def _basis(path):
     """The ``--basis`` matrix (a 2-D finite ``.npy`` array), or None; its shape is checked against the task later."""
-    if path is None:
-        return None
-    import numpy as np
+    from .._io import read_matrix
 
-    from .._errors import InputError
-
-    try:
-        B = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        raise InputError(f"--basis: cannot read {path!r} as a .npy array ({e})") from None
-    if not isinstance(B, np.ndarray):  # an .npz archive
-        B.close()
-        raise InputError(f"--basis: {path!r} is an .npz archive; give one array saved with numpy.save (.npy)")
-    if B.ndim != 2 or not (np.issubdtype(B.dtype, np.integer) or np.issubdtype(B.dtype, np.floating)) \
-            or not np.all(np.isfinite(B)):
-        raise InputError(f"--basis: must be a finite 2-D real array, got shape {B.shape} and dtype {B.dtype}")
-    return B.astype(float)
+    return None if path is None else read_matrix(path, field="--basis")
 
 
 def run(args) -> int:

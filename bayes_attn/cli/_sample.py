@@ -49,7 +49,7 @@ def run(args) -> int:
     if args.resume and not ckpt.is_file():
         print(f"no checkpoint {ckpt}: starting from the beginning")
     try:
-        dt = sample(task, spec, sampler, config_text=cfg.text, checkpoint=ckpt, resume=args.resume)
+        dt = sample(task, spec, sampler, config_text=cfg.text, checkpoint=ckpt, resume=args.resume, basis=cfg.basis())
     except KeyboardInterrupt:
         if ckpt.is_file():
             print(f"interrupted; resume with: bayes-attn sample {args.config} --out {args.out} --resume",

@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import ConfigWarning, require
-from .._io import read_toml
+from .._io import read_matrix, read_toml
 from ..network import NetworkSpec
 from ..tasks import Task
 from ._registry import REGISTRY
-from ._sampler import SamplerConfig
+from ._sampler import ATTENTION_OPTIONS, SamplerConfig
 from ._tables import DataTable, NetworkTable, unknown_keys
 from ._thresholds import Thresholds
 
@@ -78,6 +78,11 @@ class RunConfig:
         return NetworkSpec(heads=task.heads, n0=task.n0, width=n.widths[0], temperature=n.temperatures[0],
                            variances=n.variances, readout=n.readout)
 
+    def basis(self):
+        """The ``[model] basis`` matrix (read from its ``.npy`` file, relative to the config's folder) or ``None``."""
+        path = self.sampler.basis
+        return None if path is None else read_matrix(self.base_dir / path, field="model.basis")
+
     def spec(self, task: Task) -> NetworkSpec:
         """The single spec of a non-scan config (errors on width/temperature lists)."""
         require(len(self.widths) == 1, "network.width", "takes one width here (lists are for `bayes-attn theory`)")
@@ -90,11 +95,12 @@ def sampler_config(raw: dict) -> SamplerConfig:
     """The :class:`SamplerConfig` of a config's ``[model]`` and ``[sampler]`` tables (``[model] kind`` is
     ``SamplerConfig.model``; every other field is a key of ``[sampler]``, derived from the dataclass)."""
     sampler_tab = dict(raw.get("sampler", {}))
-    unknown_keys(sampler_tab, set(SamplerConfig.__dataclass_fields__) - {"model"}, "sampler")
+    unknown_keys(sampler_tab, set(SamplerConfig.__dataclass_fields__) - {"model", *ATTENTION_OPTIONS}, "sampler")
     model_tab = dict(raw.get("model", {}))
-    unknown_keys(model_tab, {"kind"}, "model")
+    unknown_keys(model_tab, {"kind", *ATTENTION_OPTIONS}, "model")
     if "kind" in model_tab:
-        sampler_tab["model"] = model_tab["kind"]
+        sampler_tab["model"] = model_tab.pop("kind")
+    sampler_tab.update(model_tab)
     cfg = SamplerConfig(**sampler_tab)
     _warn_unused_options(sampler_tab, cfg.kind)
     return cfg

@@ -42,8 +42,14 @@ PRECISIONS = ("float64", "float32")
 LAYOUT_FIELDS = ("chain_method", "devices")
 
 #: where chains start: the sampler's default (NUTS: NumPyro's ``init_to_uniform``; MALA/ULA/Gibbs:
-#: a standard-normal draw of the sites), or (order_parameters only) the theory's saddle point
-INITS = ("uniform", "theory")
+#: a standard-normal draw of the sites), (order_parameters only) the theory's saddle point, or (attention only,
+#: its default) independent draws from the prior
+INITS = ("uniform", "theory", "prior")
+
+#: the ``[model]`` options of ``kind = "attention"`` (``[model] kind`` is :attr:`SamplerConfig.model`)
+ATTENTION_OPTIONS = ("rank", "basis", "attention_scale", "limit")
+#: ``limit``: finite width (the order parameters sampled with the attention) or the GP limit
+LIMITS = ("finite", "gp")
 
 
 def _deprecated(old: str, model: str) -> None:
@@ -92,7 +98,13 @@ class SamplerConfig:
     * ``precision``: ``"float64"`` (default) or ``"float32"``: the run casts its arrays and traces its
       programs with 32-bit floats (accelerators are much faster in float32); the draws and stored
       quantities are float32.  JAX's x64 mode stays on for everything else.
-    * ``init``: ``"uniform"`` (each sampler's default start) or ``"theory"`` (order parameters
+    * ``rank``, ``basis``, ``attention_scale``, ``limit`` (``model = "attention"`` only; TOML: keys of
+      ``[model]``): the rank of every head's queries and keys (required), an ``.npy`` file with an ``(n0, m)``
+      basis of the token directions the attention reads (relative to the config's folder), the prior s.d. of
+      their entries in basis coordinates (``None``: scores of s.d. about 1, docs/attention.md) and
+      ``"finite"`` (default) or ``"gp"``.
+    * ``init``: ``"uniform"`` (each sampler's default start; the default except on ``attention``),
+      ``"prior"`` (``attention``, its default: independent prior draws) or ``"theory"`` (order parameters
       only): every chain starts at the saddle point ``U*`` of docs/theory.md §4.4 plus an
       independent ``U(-1, 1)`` jitter per site, and NUTS uses the Laplace metric ``(-H)^-1`` at
       ``U*`` as a fixed mass matrix (docs/wishart.md).
@@ -104,7 +116,7 @@ class SamplerConfig:
     """
 
     kind: str = "nuts"  # a registered sampler's name: "nuts" | "mala" | "ula" | "gibbs" built in
-    model: Literal["weights", "collapsed", "order_parameters"] | None = None
+    model: Literal["weights", "collapsed", "order_parameters", "attention"] | None = None
     collapsed: bool = False
     chains: int = 4
     warmup: int = 500
@@ -120,10 +132,14 @@ class SamplerConfig:
     ula_step_factor: float = 0.1
     checkpoint_every: int = 100
     chain_method: Literal["auto", "vectorized", "parallel", "sequential"] = "auto"
-    init: Literal["uniform", "theory"] = "uniform"
+    init: Literal["uniform", "theory", "prior"] | None = None
     devices: int | None = None
     precision: Literal["float64", "float32"] = "float64"
     save_warmup: bool = False
+    rank: int | None = None
+    basis: str | None = None
+    attention_scale: float | None = None
+    limit: Literal["finite", "gp"] = "finite"
 
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
@@ -148,9 +164,14 @@ class SamplerConfig:
                 f"the {self.kind} sampler cannot sample model {self.model!r} (it samples {', '.join(serves)})")
         one_of(self.chain_method, CHAIN_METHODS, "sampler.chain_method")
         one_of(self.precision, PRECISIONS, "sampler.precision")
+        self._check_attention_options()
+        if self.init is None:
+            set_("init", "prior" if self.model == "attention" else "uniform")
         one_of(self.init, INITS, "sampler.init")
-        require(self.init == "uniform" or self.model == "order_parameters", "sampler.init",
+        require(self.init != "theory" or self.model == "order_parameters", "sampler.init",
                 f"'theory' starts the order-parameter model, not model {self.model!r}")
+        require(self.init != "prior" or self.model == "attention", "sampler.init",
+                f"'prior' starts the attention model, not model {self.model!r}")
         if self.dense_mass is None:
             set_("dense_mass", self.model == "order_parameters")
         if self.draws is None:
@@ -185,6 +206,22 @@ class SamplerConfig:
                 f"must be < 2 (Euler-Maruyama is unstable beyond 2 / lambda_max), got {self.ula_step_factor}")
         positive(self.checkpoint_every, "sampler.checkpoint_every", integer=True)
 
+    def _check_attention_options(self) -> None:
+        if self.model != "attention":
+            for name in ATTENTION_OPTIONS:
+                default = "finite" if name == "limit" else None
+                require(getattr(self, name) == default, f"model.{name}",
+                        f'is an option of model kind = "attention", not {self.model!r}')
+            return
+        require(self.rank is not None, "model.rank", 'is required with kind = "attention" (the rank of every '
+                "head's queries and keys)")
+        positive(self.rank, "model.rank", integer=True)
+        if self.attention_scale is not None:
+            positive(self.attention_scale, "model.attention_scale")
+        one_of(self.limit, LIMITS, "model.limit")
+        require(self.basis is None or isinstance(self.basis, str), "model.basis",
+                f"must be the path of an .npy file, got {self.basis!r}")
+
     @property
     def n_keep(self) -> int:
         """Stored draws per chain."""
@@ -197,6 +234,7 @@ FIELD_ROLES = {
     "draws": "draws", "thinning": "draws", "seed": "draws", "store_weights": "draws", "target_accept": "draws",
     "max_tree_depth": "draws", "dense_mass": "draws", "step_size": "draws", "ula_step_factor": "draws",
     "init": "draws", "precision": "draws", "save_warmup": "draws",
+    "rank": "draws", "basis": "draws", "attention_scale": "draws", "limit": "draws",
     "progress_bar": "run", "checkpoint_every": "run", "chain_method": "run", "devices": "run",
 }
 #: the run options: never hashed (the checkpoint interval moves no draw: the runner's chunking is exact)
@@ -237,4 +275,5 @@ def settings_hash(cfg: SamplerConfig, *parts) -> str:
 
 
 __all__ = ["SamplerConfig", "KINDS", "MODELS", "SAMPLER_MODELS", "INITS", "PRECISIONS", "CHAIN_METHODS", "LAYOUT_FIELDS",
+           "ATTENTION_OPTIONS", "LIMITS",
            "FIELD_ROLES", "RUN_OPTIONS", "hashed_settings", "settings_hash"]

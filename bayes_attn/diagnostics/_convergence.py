@@ -15,6 +15,7 @@ import xarray as xr
 
 from ..config import Thresholds
 
+#: the quantities the verdict gates: the test predictions ``f`` and the entries of ``U`` (module docstring)
 GATED = ("f", "U")
 
 
@@ -47,12 +48,13 @@ class Report:
 
 
 def invariant_draws(dt: xr.DataTree) -> xr.Dataset:
-    """The gated quantities as a Dataset (``U`` restricted to its upper triangle)."""
+    """The gated quantities as a Dataset (``U`` restricted to its upper triangle; left out of a GP-limit run of
+    sampled attention, ``limit = "gp"``, where it is fixed, not sampled: docs/attention.md)."""
     post = dt["posterior"].ds
     data = {}
     if "f" in post:
         data["f"] = post["f"]
-    if "U" in post:
+    if "U" in post and dt.attrs.get("limit") != "gp":
         U = post["U"]
         n = U.sizes["path"]
         iu, ju = np.triu_indices(n)

@@ -11,18 +11,19 @@ import time
 
 import numpy as np
 
-from ..network import NetworkSpec
+from .._io import read_matrix
+from ..network import NetworkSpec, path_labels
 from ._checkpoint import fingerprint
 from ..config import SamplerConfig
 from ._output import to_datatree
 from ._runner import run_chains
-from .models import build_model, theory_start
+from .models import build_model, prior_positions, theory_start
 from .samplers import SAMPLERS, Settings
 
 
 def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | None = None, checkpoint=None,
            resume: bool = False, stop_after_chunks: int | None = None, fixed: dict | None = None, data: bool = True,
-           attrs: dict | None = None, timings: dict | None = None):
+           attrs: dict | None = None, timings: dict | None = None, basis=None):
     """Sample the posterior of ``spec`` on ``task`` and return an ArviZ DataTree.
 
     ``cfg.model`` says what is sampled (weights, collapsed weights, order parameters) and
@@ -32,17 +33,23 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
     ``fixed``: weight sites held fixed (:func:`~bayes_attn.inference.models.build_model`);
     ``data = False``: the prior alone (order parameters); ``attrs``: extra root attributes; ``timings``: a
     dict to which the wall time of each phase of the run is added (:func:`~bayes_attn.inference.run_chains`).
+    ``basis``: the ``(n0, m)`` basis of ``model = "attention"`` (``None``: read from ``cfg.basis`` when that
+    names a file, else the token space itself).
     """
-    model, args = build_model(task, spec, cfg.model, fixed=fixed, data=data, path_inputs=SAMPLERS[cfg.kind].path_inputs)
+    if basis is None and cfg.basis is not None:
+        basis = read_matrix(cfg.basis, field="model.basis")
+    model, args = build_model(task, spec, cfg.model, fixed=fixed, data=data, path_inputs=SAMPLERS[cfg.kind].path_inputs,
+                              rank=cfg.rank, basis=basis, attention_scale=cfg.attention_scale, limit=cfg.limit)
     positions = imm = None
-    if cfg.init == "theory":
+    if cfg.init == "prior":
+        positions = prior_positions(model, spec, cfg.chains, cfg.seed)
+    elif cfg.init == "theory":
         start = theory_start(model, args, spec, cfg.chains, cfg.seed)
         positions, imm = start.positions, start.inverse_mass_matrix
         if imm is not None and not cfg.dense_mass:
             imm = np.diag(imm)
     settings = Settings.from_config(cfg, fixed_metric=imm is not None)
-    fp = fingerprint(cfg, spec, model, (args.kernels.train.phi_a, args.kernels.phi_test, args.y, args.xpi_train,
-                                        *(args.fixed or {}).values()))
+    fp = fingerprint(cfg, spec, model, args.data_arrays())
     t0 = time.perf_counter()
     groups = run_chains(cfg.kind, model, args, cfg, settings, fp=fp, positions=positions, inverse_mass_matrix=imm,
                         checkpoint=checkpoint, resume=resume, stop_after_chunks=stop_after_chunks, timings=timings)
@@ -69,9 +76,15 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
         "precision": cfg.precision,
         **(attrs or {}),
     }
+    if cfg.model == "attention":
+        root.update(rank=cfg.rank, limit=cfg.limit, attention_scale=float(args.inputs.scale),
+                    attention_dimension=model.m)
     if config_text is not None:
         root["config"] = config_text
-    return to_datatree(groups["posterior"], groups["sample_stats"], path_labels=task.path_labels,
+    labels = task.path_labels
+    if cfg.model == "attention":  # sampled heads are not the task's named heads: "l.h" for head h of layer l
+        labels = path_labels([[f"{l}.{h}" for h in range(1, H + 1)] for l, H in enumerate(spec.heads, start=1)])
+    return to_datatree(groups["posterior"], groups["sample_stats"], path_labels=labels,
                        y_train=task.y_train, y_test=task.y_test, attrs=root,
                        warmup_sample_stats=groups["warmup_sample_stats"], warmup_posterior=groups["warmup_posterior"])
 

@@ -24,6 +24,8 @@ _PACKAGES = ("bayes_attn", "jax", "jaxlib", "numpyro", "arviz", "arviz-base", "n
 
 
 def package_versions() -> dict[str, str]:
+    """Installed versions of this package and of the numerical packages a run depends on, by distribution name
+    (those not installed are left out); run files record them."""
     out = {}
     for name in _PACKAGES:
         try:
@@ -40,6 +42,8 @@ def _dims(name: str, arr: np.ndarray) -> list[str]:
         return ["path", "path_"]
     if name.startswith("U_") and arr.ndim == 4:  # U_l, l >= 2: multi-index (h_l, ..., h_L)
         return [f"{name}_row", f"{name}_col"]
+    if name.startswith("attention_") and arr.ndim == 6:  # sampled attention of the first test inputs
+        return ["map", f"head_{name[len('attention_'):]}", "key", "query"]
     return [f"{name}_dim_{i}" for i in range(arr.ndim - 2)]
 
 

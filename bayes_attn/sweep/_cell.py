@@ -97,7 +97,7 @@ def run_cell(raw: dict, base_dir: str, cells_dir: str, name: str, cell_hash: str
         sampler = cfg.sampler.__class__(**{**vars(cfg.sampler), "progress_bar": progress})
         with CompileTimer() as cs:
             dt = sample(task, spec, sampler, config_text=_cell_text(raw), checkpoint=ckpt, resume=True,
-                        attrs={"cell_hash": cell_hash, "cell": name})
+                        basis=cfg.basis(), attrs={"cell_hash": cell_hash, "cell": name})
         dt.attrs["compile_time_s"] = cs.seconds  # of this process's part of the run (a resumed run: the last part)
         if not np.all(np.isfinite(dt["posterior"].ds["f"].values)):
             raise FloatingPointError("non-finite predictions in the posterior draws")

@@ -67,11 +67,14 @@ def _format(value) -> str:
 
 
 def _digest_files(raw: dict, base_dir: Path) -> str:
-    data = raw.get("data", {})
-    if "file" in data:
-        p = base_dir / data["file"]
-        return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else ""
-    return ""
+    """Digest of the content of the files a cell reads: ``[data] file`` and ``[model] basis``."""
+    out = ""
+    for table, key in (("data", "file"), ("model", "basis")):
+        name = raw.get(table, {}).get(key)
+        if isinstance(name, str):
+            p = base_dir / name
+            out += hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else ""
+    return out
 
 
 def cell_hash(raw: dict, base_dir: Path, sampler=None) -> str:

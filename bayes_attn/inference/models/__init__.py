@@ -1,4 +1,5 @@
-"""What is sampled (``[model] kind``): weights, the collapsed weights, or the order parameters.
+"""What is sampled (``[model] kind``): weights, the collapsed weights, the order parameters, or the attention
+with the order parameters (queries and keys sampled, :mod:`._attention`).
 
 :func:`build_model` turns a task and a network spec into a static :class:`Model` (hashable: a
 static argument of compiled samplers) and traced :class:`ModelArgs`.
@@ -11,22 +12,34 @@ import jax.numpy as jnp
 from ..._errors import InputError
 from ...network import NetworkSpec, path_kernels
 from ...theory import check_widths
+from ._attention import (N_MAPS, AttentionInputs, AttentionModel, attention_inputs, check_attention_options,
+                         prior_positions)
 from ._base import Model, ModelArgs
 from ._order_parameters import OrderParameterModel, TheoryStart, theory_start
 from ._weights import CollapsedModel, WeightsModel, weight_shapes, weights_from_latent
 
 
 def build_model(task, spec: NetworkSpec, kind: str, *, fixed: dict | None = None, data: bool = True,
-                path_inputs: bool = False):
-    """``(model, args)`` for ``kind`` in ``"weights" | "collapsed" | "order_parameters"``.
+                path_inputs: bool = False, rank: int | None = None, basis=None, attention_scale: float | None = None,
+                limit: str = "finite"):
+    """``(model, args)`` for ``kind`` in ``"weights" | "collapsed" | "order_parameters" | "attention"``.
 
     ``fixed``: values of standard-normal weight sites held fixed (conditioned on) instead of
     sampled; with every site but ``z_a`` fixed the full model is Bayesian linear regression.
     ``data = False`` (order parameters only): the prior chain alone.  ``path_inputs``: also pass
     the path-propagated inputs ``x^pi`` (always for ``"weights"``; the Gibbs sweep needs them on
-    ``"collapsed"`` too).
+    ``"collapsed"`` too).  ``rank``, ``basis`` (an ``(n0, m)`` array), ``attention_scale`` (``None``: the
+    default of :func:`~._attention.default_attention_scale`) and ``limit``: the options of ``"attention"``.
     """
     spec.check_inputs(task.n0, task.heads)
+    if kind == "attention":
+        m = check_attention_options(task, rank, basis, limit)
+        if limit == "finite":
+            check_widths(spec)
+        inputs, _ = attention_inputs(task, basis, attention_scale)
+        model = AttentionModel(spec.heads, rank=int(rank), m=m, readout=spec.readout, limit=limit,
+                               n_maps=min(N_MAPS, task.x_test.shape[0]), data=data)
+        return model, ModelArgs(spec.hyper(), None, jnp.asarray(task.y_train), inputs=inputs)
     kernels = path_kernels(task.phi("train", spec), task.phi("test", spec))
     y = jnp.asarray(task.y_train)
     if kind == "order_parameters":
@@ -46,5 +59,6 @@ def build_model(task, spec: NetworkSpec, kind: str, *, fixed: dict | None = None
     return model, ModelArgs(spec.hyper(), kernels, y, *xpi, fixed=fixed or None)
 
 
-__all__ = ["Model", "ModelArgs", "WeightsModel", "CollapsedModel", "OrderParameterModel", "TheoryStart",
+__all__ = ["Model", "ModelArgs", "WeightsModel", "CollapsedModel", "OrderParameterModel", "AttentionModel",
+           "AttentionInputs", "prior_positions", "TheoryStart",
            "build_model", "theory_start", "weight_shapes", "weights_from_latent"]

@@ -23,14 +23,27 @@ from ...network import Hyper, PathKernels
 
 
 class ModelArgs(NamedTuple):
-    """Traced inputs of a model (a JAX pytree): ``None`` entries are absent for that model."""
+    """Traced inputs of a model (a JAX pytree): ``None`` entries are absent for that model.
+
+    ``kernels``: the path kernels of a fixed attention (``None`` when the model computes them inside its
+    density from ``inputs``, the tokens of the sampled-attention model).
+    """
 
     hyper: Hyper
-    kernels: PathKernels
+    kernels: PathKernels | None
     y: jnp.ndarray
     xpi_train: jnp.ndarray | None = None
     xpi_test: jnp.ndarray | None = None
     fixed: dict | None = None
+    inputs: object | None = None
+
+    def data_arrays(self) -> tuple:
+        """The data arrays that determine a run of the model (for its checkpoint's fingerprint)."""
+        if self.kernels is not None:
+            arrays = (self.kernels.train.phi_a, self.kernels.phi_test)
+        else:
+            arrays = tuple(self.inputs)
+        return (*arrays, self.y, self.xpi_train, *(self.fixed or {}).values())
 
 
 @dataclass(frozen=True)
