@@ -4,6 +4,7 @@
 #   ./run.sh test    # create .venv if missing, install with test extras, run the fast test suite
 #   ./run.sh test-all  # also the slow statistical tests
 #   ./run.sh lint    # install the dev extra and run ruff (CI runs it before the tests)
+#   ./run.sh docs [DIR]  # install the dev extra and build the documentation site strictly into DIR (default site/)
 set -euo pipefail
 cd "$(dirname "$0")"
 job="${1:-main}"; shift || true
@@ -39,5 +40,8 @@ case "$job" in
   lint)
     command -v ruff >/dev/null 2>&1 || python -m pip install -q -e ".[test,dev]"
     exec ruff check "$@" . ;;
-  *) echo "usage: ./run.sh {main|test|test-all|lint} [args]" >&2; exit 2 ;;
+  docs)
+    python -c 'import mkdocs, mkdocstrings_handlers.python, material' 2>/dev/null || python -m pip install -q -e ".[test,dev]"
+    NO_MKDOCS_2_WARNING=1 exec python -m mkdocs build --strict -d "${1:-site}" ;;
+  *) echo "usage: ./run.sh {main|test|test-all|lint|docs} [args]" >&2; exit 2 ;;
 esac

@@ -112,6 +112,7 @@ def run_gaps(theory: xr.Dataset, dt, name: str = "run", thresholds: Thresholds =
     }
 
 
+#: the columns of :func:`format_table`, in order (keys of a :func:`run_gaps` row)
 COLUMNS = ("width", "temperature", "model", "sampler", "chains", "draws", "acc_sampled", "acc_sampled_err",
            "acc_theory", "acc_gp", "mean_rel_err", "mean_rms_gap", "mean_rms_mcse", "U_rel_err", "max_rhat",
            "min_ess_bulk", "divergences", "converged", "theory_ok", "run")

@@ -16,6 +16,8 @@ import jax.numpy as jnp
 
 from .._errors import InputError, one_of, positive, require
 
+#: values of ``readout``: the last layer's attention is pooled at the last query, at the first, or averaged over
+#: the queries (theory.md §2.3)
 READOUTS = ("last", "first", "mean")
 
 

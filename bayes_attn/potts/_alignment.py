@@ -34,6 +34,7 @@ from .._errors import InputError, one_of, require
 
 #: colour i = character i; the gap is colour 0 (plmc's protein order)
 ALPHABETS = {"protein": "-ACDEFGHIKLMNPQRSTVWY", "rna": "-ACGU"}
+#: alignment formats :func:`read_alignment` reads (``fmt``; detected from the file when not given)
 FORMATS = ("fasta", "a2m", "a3m", "stockholm")
 _EXT = {".fasta": "fasta", ".fa": "fasta", ".fas": "fasta", ".afa": "fasta", ".faa": "fasta", ".aln": "fasta",
         ".a2m": "a2m", ".a3m": "a3m", ".sto": "stockholm", ".sth": "stockholm", ".stk": "stockholm",

@@ -30,6 +30,8 @@ from .._errors import nonnegative_int, one_of, positive, require
 from ._model import pseudo_nll
 from ._pl import blocked_pl, coupling_logits, coupling_matrix, to_blocks, use_coupling_route
 
+#: the parametrisations of factored attention (``FAConfig.kind``): free attention matrices, or a softmax of
+#: query-key scores of positional embeddings
 KINDS = ("free", "softmax")
 
 
@@ -119,10 +121,15 @@ def mlm_loss(params: dict, s, positions) -> jax.Array:
     return -jnp.mean(logp[m, jnp.asarray(s)[m, positions]])
 
 
+#: names of the stopping reasons of a fit; :func:`lbfgs` records ``"gradient"`` or ``"objective"`` (both
+#: convergence), ``"stalled"`` or ``"max_iter"`` in :attr:`FitInfo.reason`
 STOP_REASONS = ("running", "gradient", "objective", "stalled", "max_iter")
 
 
 class FitInfo(NamedTuple):
+    """How an L-BFGS fit ended (:func:`lbfgs`): final objective and gradient norm, iterations, whether it
+    converged and why it stopped (one of :data:`STOP_REASONS`)."""
+
     loss: float          # final regularised training objective
     grad_norm: float     # final gradient norm
     iterations: int

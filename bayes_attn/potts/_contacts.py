@@ -14,8 +14,9 @@ import numpy as np
 from .._errors import require
 from ._gauge import symmetrise, zero_sum
 
-#: sequence separations of the two standard tables: |i - j| >= 6, and long range |i - j| >= 24
+#: the smallest sequence separation ``|i - j|`` of the pairs of the standard precision table
 MIN_SEPARATION = 6
+#: the smallest sequence separation ``|i - j|`` of the pairs of the long-range precision table
 LONG_RANGE = 24
 
 

@@ -19,6 +19,7 @@ from ._equilibrate import equilibrium_samples, tune_beta
 from ._fields import generate_fields
 from ._model import GENERATORS, generate_couplings
 
+#: the energy and colour convention of the generated data, recorded in the ``info`` of every data set
 CONVENTION = "H = -sum_{i<j} J_ij U_{s_i s_j} - sum_i h_i(s_i), P ~ exp(-beta H), colours 0..C-1"
 
 

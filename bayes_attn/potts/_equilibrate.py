@@ -107,6 +107,9 @@ def diagnose(res: MCResult, C: int, burn_blocks: int, *, other: MCResult | None 
 
 @dataclass(frozen=True)
 class TuneResult:
+    """The result of :func:`tune_beta`: the inverse temperature found and its mean Hamming distance ``D``, the
+    ladder's ``beta`` and ``D`` grid, every bisection step, and whether ``D`` decreased along the ladder."""
+
     beta: float
     D: float
     grid_betas: np.ndarray

@@ -25,7 +25,9 @@ from ._attention import LAM_FIELDS, FAConfig, fa_couplings, fit_lbfgs
 from ._pl import block_rows, blocked_pl, coupling_logits, coupling_matrix, to_blocks
 from ._plmdca import fit_plmdca
 
+#: the models that :class:`FitSettings` (``model``) fits to an alignment
 FIT_MODELS = ("factored", "softmax", "plmdca")
+#: the floating-point precisions of a fit (``FitSettings.dtype``)
 DTYPES = ("float32", "float64")
 #: default number of heads of factored attention on protein families: the smallest validation PL among
 #: 32, 64, 128 and 256 heads on the rhomboid family (benchmarks/potts_proteins/heads.py, docs/potts_proteins.md §4)
@@ -191,7 +193,7 @@ def fa_balanced_start(key, cfg: FAConfig, norm: float = 1.0) -> dict:
 
 def fa_from_couplings(K, fields=None, heads: int = PROTEIN_HEADS) -> dict:
     """Factored-attention parameters closest to couplings K (L, L, C, C) in Frobenius norm: the top ``heads``
-    terms of the singular value decomposition of K as an (L*L, C*C) matrix, A^h = sqrt(s_h) u_h and
+    terms of the singular value decomposition of K as an ``(L*L, C*C)`` matrix, A^h = sqrt(s_h) u_h and
     V^h = sqrt(s_h) v_h (the best sum of ``heads`` Kronecker products, Eckart-Young); ``fields`` are kept as
     the bias.  A warm start for factored attention from any fit (``potts fit --init-from``)."""
     K = np.asarray(K, np.float64)

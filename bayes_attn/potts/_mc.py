@@ -27,10 +27,15 @@ import numpy as np
 from .._errors import one_of, positive, require
 from ._model import energy
 
+#: single-site updates of a sweep (``method``): a heat-bath draw from the conditional, a Metropolis step to a
+#: uniformly chosen other colour, or the colour of the largest local field (greedy)
 METHODS = ("heat_bath", "metropolis", "greedy")
 
 
 class PTState(NamedTuple):
+    """The state of ``M`` parallel-tempering systems of ``R`` rungs: configurations, the replica label at each
+    rung and the round-trip counters (:func:`init_state`, :func:`run_blocks`)."""
+
     s: jax.Array          # (R, M, L) int32 configurations, by rung
     label: jax.Array      # (R, M) int32 replica label at each rung (for round trips)
     last_end: jax.Array   # (R_labels, M) int8: -1 none, 0 bottom rung, 1 top rung last visited
@@ -38,6 +43,9 @@ class PTState(NamedTuple):
 
 
 class PTInfo(NamedTuple):
+    """What one block of :func:`run_blocks` records: energies and configurations of every rung, and the
+    neighbour-swap acceptance and attempts."""
+
     energy: jax.Array     # (R, M) energies after the block
     snapshot: jax.Array   # (R, M, L) configurations of every rung
     swap_acc: jax.Array   # (R-1,) mean swap acceptance over the block's attempts
@@ -109,6 +117,8 @@ def _swap(key, state: PTState, E, betas, parity):
 
 
 def init_state(s0) -> PTState:
+    """The parallel-tempering state that starts from the configurations ``s0`` (R, M, L): replica ``r`` at rung
+    ``r``, no rung visited yet, no round trips."""
     s0 = jnp.asarray(s0, jnp.int32)
     R, M, _ = s0.shape
     label = jnp.broadcast_to(jnp.arange(R, dtype=jnp.int32)[:, None], (R, M))

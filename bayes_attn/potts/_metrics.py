@@ -19,6 +19,7 @@ from ._gauge import (abs_corr, factor_recovery, gauge_fields, gauge_fix, kroneck
 from ._model import Potts, nll_star, pseudo_nll
 from ._plmdca import plm_couplings, plm_logits
 
+#: the gauge in which :func:`fa_metrics` compares couplings and fields (its ``"gauge"`` entry)
 GAUGE = "zero-sum (couplings symmetrised then zero-summed over both colours; fields carry the couplings' " \
         "colour means and are centred over colours)"
 
@@ -85,6 +86,7 @@ def fa_metrics(params: dict, model: Potts | None, data: dict, *, nll=None) -> di
 
 
 def param_count(params: dict) -> int:
+    """The number of scalar parameters in the pytree ``params`` (the sizes of its leaves, summed)."""
     return int(sum(np.size(x) for x in jax.tree.leaves(params)))
 
 

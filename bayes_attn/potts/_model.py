@@ -19,6 +19,7 @@ import numpy as np
 
 from .._errors import InputError, array, one_of, positive, require
 
+#: the coupling ensembles of :func:`generate_couplings` (``kind``; potts.md §1.2)
 GENERATORS = ("G1", "G2", "G3", "G4")
 
 
@@ -129,7 +130,7 @@ def nll_star(model: Potts, s) -> float:
 
 
 def all_states(L: int, C: int) -> np.ndarray:
-    """All C**L sequences, (C**L, L) int32 (lexicographic); for exact enumeration only."""
+    """All ``C**L`` sequences, ``(C**L, L)`` int32 (lexicographic); for exact enumeration only."""
     require(C ** L <= 2_000_000, "L", f"C**L = {C ** L} too large to enumerate")
     return np.array(list(itertools.product(range(C), repeat=L)), dtype=np.int32)
 

@@ -70,7 +70,7 @@ def blocked_pl(block_logits, sb, wb):
 
 
 def coupling_matrix(K):
-    """K (L, L, C, C) -> (L*C [j, b], L*C [i, a]) with the i = j blocks zeroed."""
+    """K (L, L, C, C) -> ``(L*C [j, b], L*C [i, a])`` with the i = j blocks zeroed."""
     L, C = K.shape[0], K.shape[-1]
     Km = K * (1.0 - jnp.eye(L, dtype=K.dtype))[:, :, None, None]
     return Km.transpose(1, 3, 0, 2).reshape(L * C, L * C)

@@ -37,7 +37,7 @@ class Teacher:
 
 
 def gaussian_teacher(L: int, nu: float = 3.0, seed: int = 0) -> Teacher:
-    """K = nu I + Omega/sqrt(L), Omega_ij ~ N(0,1) (i<j) symmetric, zero diagonal; nu > 2 (§9.2)."""
+    """K = nu I + Omega/sqrt(L), ``Omega_ij ~ N(0,1)`` (``i < j``) symmetric, zero diagonal; nu > 2 (§9.2)."""
     positive(L, "L", integer=True)
     require(nu > 2, "nu", f"must be > 2 (semicircle edge) so that K is positive definite, got {nu}")
     rng = np.random.default_rng(seed)
@@ -104,9 +104,9 @@ def lambda_opt(Sigma, w, sigma2: float, M: int, bounds=(-8.0, 2.0), eig=None) ->
 def simulate_ridge(teacher: Teacher, sites, M: int, lam: float, reps: int, seed: int = 0) -> dict:
     """Sample x ~ N(0, K^-1) ``reps`` times, fit the exact ridge solution at each site of ``sites``.
 
-    The test MSE of an estimate ``a`` is exact: sigma^2 + (a - w*)^T Sigma (a - w*).  Returns the
+    The test MSE of an estimate ``a`` is exact: ``sigma^2 + (a - w*)^T Sigma (a - w*)``.  Returns the
     mean and standard error (over sites x reps) of the relative coupling error
-    ||a - w*||^2 / ||w*||^2 and of the test MSE, with the theory averaged over the same sites."""
+    ``||a - w*||^2 / ||w*||^2`` and of the test MSE, with the theory averaged over the same sites."""
     positive(reps, "reps", integer=True)
     rng = np.random.default_rng(seed)
     Lc = np.linalg.cholesky(np.linalg.inv(teacher.K))

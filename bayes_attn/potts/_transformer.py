@@ -25,6 +25,12 @@ from .._errors import positive, require
 
 @dataclass(frozen=True)
 class TransformerConfig:
+    """A vanilla transformer on sequences of ``L`` sites and ``C`` colours and how :func:`fit_transformer` trains
+    it: single-token masked-language-model steps with AdamW (``lr``, ``weight_decay``, mini-batches of ``batch``
+    sequences, one masked site each), a warm-up of ``warmup`` steps (at most half of ``steps``) then cosine decay to
+    1 % of ``lr`` at ``steps``; the validation PL every ``eval_every`` steps, stopping after ``patience`` checks
+    without an improvement larger than ``min_delta`` (the best parameters are kept)."""
+
     L: int
     C: int
     d_model: int = 32
@@ -48,6 +54,8 @@ class TransformerConfig:
 
 
 def init_transformer(key, cfg: TransformerConfig) -> dict:
+    """Random initial parameters of the transformer ``cfg`` (token and position embeddings, ``cfg.layers``
+    pre-norm blocks, the output layer), drawn from ``key``."""
     d, C, L = cfg.d_model, cfg.C, cfg.L
     ks = iter(jax.random.split(key, 4 + 4 * cfg.layers))
     nrm = lambda k, shape, fan: jax.random.normal(k, shape) / np.sqrt(fan)  # noqa: E731

@@ -106,6 +106,7 @@ def load_bundle(path) -> Task:
 
 
 def save_bundle(task: Task, path) -> None:
+    """Write ``task`` as a ``.npz`` bundle that :func:`load_bundle` reads back (:meth:`Task.to_npz_dict`)."""
     np.savez(path, **task.to_npz_dict())
 
 

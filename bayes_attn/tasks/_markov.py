@@ -83,7 +83,9 @@ def markov_head_W(kind: str, p_blank: float = 1.0, seed: int = 0) -> np.ndarray:
     return W
 
 
-# configuration name -> (layer-1 heads, layer-2 heads, noise)
+#: the ``paths`` configurations of :func:`markov_task`: name -> (layer-1 heads, layer-2 heads, noise); a head is
+#: ``(name, p)`` with ``p`` the scale of a blank (``"rand"``) head, ``None`` for the others; the noise is the three
+#: strengths (parallel, perpendicular, out-of-plane)
 MARKOV_CONFIGS = {
     4: ((("good", None), ("rand", 1.0)), (("unif", None), ("rand", 1.0)), (1.0, 1.0, 1.0)),
     2: ((("good", None), ("rand", 0.0)), (("unif", None),), (1.0, 1.0, 5.0)),

@@ -19,6 +19,7 @@ import numpy as np
 from .._errors import InputError, array, require
 from ..network import HeadLayer, NetworkSpec, layer_matrices, path_attention, path_inputs, path_labels, phi
 
+#: the splits of a :class:`Task` (the ``split`` argument of its methods)
 SPLITS = ("train", "test")
 
 

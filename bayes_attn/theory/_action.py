@@ -57,7 +57,8 @@ def entropy(U_a, Us: Sequence, spec: NetworkSpec):
 
     Returns
     -------
-    scalar (NaN if some ``U`` is not positive definite).
+    scalar
+        NaN if some ``U`` is not positive definite.
     """
     L = spec.n_layers
     if len(Us) != L:

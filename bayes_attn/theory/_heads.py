@@ -10,9 +10,11 @@ import numpy as np
 from .._errors import InputError, one_of
 from ..network import head_membership
 
+#: the ``variant`` of :func:`head_scores`
 SCORE_VARIANTS = ("plain", "scale_off_diagonals")
 
 
+#: the named normalisations of :func:`normalize_scores`: by the maximum over all heads, or within each layer
 NORMALIZATIONS = ("all", "layer")
 
 

@@ -97,6 +97,10 @@ def theory_accuracy(params, spec, task, U, x_eval, y_eval) -> float:
 
 
 class FitResult(NamedTuple):
+    """The result of :func:`fit_attention`: the attention parameters of the best objective, one history entry per
+    step, the step they come from, a message and whether the fit stopped early on a failed solve or a non-finite
+    value, and ``U*_1`` at those parameters."""
+
     params: list                 # parameters of the best evidence
     history: list                # one dict per step (log_evidence, leading term, gradient norm, accuracies)
     best_step: int

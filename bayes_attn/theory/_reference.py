@@ -30,6 +30,9 @@ from ._equations import u1_fixed_point, u_l_root
 
 
 class ReferenceResult(NamedTuple):
+    """The fixed point of :func:`reference_solve`: ``U_a``, ``[U_1, ..., U_L]``, the iterations and the last
+    relative change of ``U_1``."""
+
     U_a: jax.Array
     Us: list
     iterations: int

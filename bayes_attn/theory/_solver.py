@@ -48,6 +48,10 @@ class TheoryWarning(UserWarning):
 
 
 class SolverStatus(NamedTuple):
+    """How a saddle-point solve ended (:func:`solve`): convergence, iterations, the relative gradient norm, the
+    action, the smallest eigenvalues of the order parameters and of the Hessian, and a message; :attr:`ok` when
+    it converged to a minimum with a positive-definite Hessian."""
+
     converged: bool
     iterations: int
     grad_norm: float          # relative gradient norm (module docstring)
@@ -59,10 +63,13 @@ class SolverStatus(NamedTuple):
 
     @property
     def ok(self) -> bool:
+        """Converged, with a positive-definite Hessian."""
         return bool(self.converged and self.hessian_pd)
 
 
 class Solution(NamedTuple):
+    """The saddle point found by :func:`solve`: ``U_a``, ``[U_1, ..., U_L]`` and the :class:`SolverStatus`."""
+
     U_a: jax.Array
     Us: list                  # [U_1, ..., U_L]
     status: SolverStatus
@@ -156,18 +163,23 @@ def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, wa
     ----------
     spec : NetworkSpec
         Heads, widths, variances, temperature.
-    phi : ``(P, N0, n_pi)`` array
+    phi : array, shape (P, N0, n_pi)
         ``Phi`` of the training inputs (``Task.phi("train", spec)``).
-    y : ``(P,)`` array
+    y : array, shape (P,)
         Training labels.
     init : list of arrays, optional
         Starting ``[U_1, ..., U_L]`` (positive definite); default the GP value (§4.6).
     tol : float
         Stop when the relative gradient norm (module docstring) is ``<= tol``.
+    max_iter : int
+        Largest number of Newton iterations.
+    warn : bool
+        Emit a :class:`TheoryWarning` when the solve fails (its status says so either way).
 
     Returns
     -------
-    Solution ``(U_a, Us, status)``.  A failed solve emits :class:`TheoryWarning`.
+    Solution
+        ``(U_a, Us, status)``.  A failed solve emits :class:`TheoryWarning` (with ``warn``).
     """
     hyper = Hyper.from_spec(spec)
     kd = _kernel_data(jnp.asarray(phi, dtype=jnp.float64))

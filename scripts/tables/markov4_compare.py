@@ -24,5 +24,5 @@ def render() -> str:
                     f"{pct(r['acc_theory'])} %", f"{sci(r['mean_rms_gap'])} ({sci(r['mean_rms_mcse'], 1)})",
                     sig(r["mean_rel_err"]), sig(r["U_rel_err"]), f"{s['rhat_max']:.4f}",
                     "yes" if r["converged"] else "**no**"])
-    return table(["N", "sampled acc. (mean ± sd over chains)", "theory acc.", "RMS gap of <f> (MCSE)",
-                  "rel. gap of <f>", "rel. gap of U", "max R-hat (f, U)", "converged"], out)
+    return table(["N", "sampled acc. (mean ± sd over chains)", "theory acc.", "RMS gap of ⟨f⟩ (MCSE)",
+                  "rel. gap of ⟨f⟩", "rel. gap of U", "max R-hat (f, U)", "converged"], out)
