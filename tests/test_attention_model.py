@@ -191,6 +191,8 @@ def test_bad_settings_elsewhere():
         SamplerConfig(kind="gibbs", model="attention", rank=1)
     with pytest.raises(InputError, match="^model.rank: is an option of model kind"):
         SamplerConfig(model="collapsed", rank=2)
+    with pytest.raises(InputError, match='^model.limit: kind = "attention_weights" samples a finite network'):
+        build_model(task, spec, "attention_weights", rank=1, limit="gp")
     with pytest.raises(InputError, match="^sampler.init: 'prior' starts the attention model"):
         SamplerConfig(model="weights", init="prior")
     fixed = Task(task.x_train, task.y_train, task.x_test, task.y_test,
@@ -208,3 +210,38 @@ def test_gp_limit_gates_f_only():
     dt = sample(task, task.spec(width=5, temperature=0.3), cfg)
     assert np.all(dt["posterior"].ds["U"].values == dt["posterior"].ds["U"].values[0, 0])
     assert set(invariant_draws(dt).data_vars) == {"f"}
+
+
+# ---- two routes to one posterior ------------------------------------------------------------------------------
+def _routes_problem(seed=7, P=20, Q=4, S=3, n0=4):
+    """Labels made by one sharply attending rank-one head, so that the attention posterior matters."""
+    rng = np.random.default_rng(seed)
+    x_tr, x_te = rng.standard_normal((P, S, n0)), rng.standard_normal((Q, S, n0))
+    q, k = rng.standard_normal(n0), rng.standard_normal(n0)
+    sc = 2.0 * np.einsum("psi,i->ps", x_tr, k)[:, :, None] * np.einsum("pti,i->pt", x_tr, q)[:, None, :]
+    om = np.exp(sc - sc.max(1, keepdims=True))
+    om /= om.sum(1, keepdims=True)
+    y = np.sign(np.einsum("psi,ps->pi", x_tr, om[:, :, -1]) @ rng.standard_normal(n0))
+    layer = HeadLayer.qk(rng.standard_normal((2, 1, n0)), rng.standard_normal((2, 1, n0)))
+    return Task(x_tr, y, x_te, np.ones(Q), (layer,), name="routes")
+
+
+@pytest.mark.slow
+def test_two_routes_agree_and_a_planted_prior_scale_is_rejected():
+    """(Z, U) with the value weights integrated out == every weight sampled with Z (P = 20, N = 10, one layer of
+    two heads, rank 1): posterior predictive means within 5 MCSE, ESS >= 400 in both; the weight route with a prior
+    scale twice as wide is another posterior, and the same comparison rejects it."""
+    task = _routes_problem()
+    spec = task.spec(width=10, temperature=0.1)
+    out = {}
+    for name, model, scale in [("collapsed", "attention", 0.5), ("weights", "attention_weights", 0.5),
+                               ("planted", "attention_weights", 1.0)]:
+        cfg = SamplerConfig(model=model, rank=1, attention_scale=scale, chains=4, warmup=500, draws=1500, seed=1,
+                            progress_bar=False)
+        f = sample(task, spec, cfg)["posterior"].ds["f"]
+        if name != "planted":
+            assert az.ess(f, method="bulk").values.min() >= 400 and float(az.rhat(f).max()) < 1.01, name
+        out[name] = f.mean(("chain", "draw")).values, az.mcse(f, method="mean").values
+    (m1, e1), (m2, e2), (m3, e3) = out["collapsed"], out["weights"], out["planted"]
+    assert np.all(np.abs(m1 - m2) < 5 * np.hypot(e1, e2)), (m1, m2, e1, e2)
+    assert np.any(np.abs(m1 - m3) > 5 * np.hypot(e1, e3)), (m1, m3, e1, e3)

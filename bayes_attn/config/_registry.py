@@ -47,7 +47,7 @@ class Sampler:
 
 #: what is sampled (:mod:`bayes_attn.inference.models`; the names live here so that
 #: configurations can be checked without importing a model)
-MODELS = ("weights", "collapsed", "order_parameters", "attention")
+MODELS = ("weights", "collapsed", "order_parameters", "attention", "attention_weights")
 
 #: every sampler, by name (:func:`register` adds one)
 REGISTRY: dict[str, Sampler] = {}

@@ -46,7 +46,9 @@ LAYOUT_FIELDS = ("chain_method", "devices")
 #: its default) independent draws from the prior
 INITS = ("uniform", "theory", "prior")
 
-#: the ``[model]`` options of ``kind = "attention"`` (``[model] kind`` is :attr:`SamplerConfig.model`)
+#: the models that sample the attention (docs/attention.md); their ``[model]`` options are :data:`ATTENTION_OPTIONS`
+ATTENTION_MODELS = ("attention", "attention_weights")
+#: the ``[model]`` options of the sampled-attention models (``[model] kind`` is :attr:`SamplerConfig.model`)
 ATTENTION_OPTIONS = ("rank", "basis", "attention_scale", "limit")
 #: ``limit``: finite width (the order parameters sampled with the attention) or the GP limit
 LIMITS = ("finite", "gp")
@@ -98,7 +100,8 @@ class SamplerConfig:
     * ``precision``: ``"float64"`` (default) or ``"float32"``: the run casts its arrays and traces its
       programs with 32-bit floats (accelerators are much faster in float32); the draws and stored
       quantities are float32.  JAX's x64 mode stays on for everything else.
-    * ``rank``, ``basis``, ``attention_scale``, ``limit`` (``model = "attention"`` only; TOML: keys of
+    * ``rank``, ``basis``, ``attention_scale``, ``limit`` (``model = "attention"`` or ``"attention_weights"``
+      only; TOML: keys of
       ``[model]``): the rank of every head's queries and keys (required), an ``.npy`` file with an ``(n0, m)``
       basis of the token directions the attention reads (relative to the config's folder), the prior s.d. of
       their entries in basis coordinates (``None``: scores of s.d. about 1, docs/attention.md) and
@@ -116,7 +119,7 @@ class SamplerConfig:
     """
 
     kind: str = "nuts"  # a registered sampler's name: "nuts" | "mala" | "ula" | "gibbs" built in
-    model: Literal["weights", "collapsed", "order_parameters", "attention"] | None = None
+    model: Literal["weights", "collapsed", "order_parameters", "attention", "attention_weights"] | None = None
     collapsed: bool = False
     chains: int = 4
     warmup: int = 500
@@ -166,11 +169,11 @@ class SamplerConfig:
         one_of(self.precision, PRECISIONS, "sampler.precision")
         self._check_attention_options()
         if self.init is None:
-            set_("init", "prior" if self.model == "attention" else "uniform")
+            set_("init", "prior" if self.model in ATTENTION_MODELS else "uniform")
         one_of(self.init, INITS, "sampler.init")
         require(self.init != "theory" or self.model == "order_parameters", "sampler.init",
                 f"'theory' starts the order-parameter model, not model {self.model!r}")
-        require(self.init != "prior" or self.model == "attention", "sampler.init",
+        require(self.init != "prior" or self.model in ATTENTION_MODELS, "sampler.init",
                 f"'prior' starts the attention model, not model {self.model!r}")
         if self.dense_mass is None:
             set_("dense_mass", self.model == "order_parameters")
@@ -207,13 +210,13 @@ class SamplerConfig:
         positive(self.checkpoint_every, "sampler.checkpoint_every", integer=True)
 
     def _check_attention_options(self) -> None:
-        if self.model != "attention":
+        if self.model not in ATTENTION_MODELS:
             for name in ATTENTION_OPTIONS:
                 default = "finite" if name == "limit" else None
                 require(getattr(self, name) == default, f"model.{name}",
-                        f'is an option of model kind = "attention", not {self.model!r}')
+                        f'is an option of model kind = "attention" or "attention_weights", not {self.model!r}')
             return
-        require(self.rank is not None, "model.rank", 'is required with kind = "attention" (the rank of every '
+        require(self.rank is not None, "model.rank", f'is required with kind = "{self.model}" (the rank of every '
                 "head's queries and keys)")
         positive(self.rank, "model.rank", integer=True)
         if self.attention_scale is not None:
@@ -275,5 +278,5 @@ def settings_hash(cfg: SamplerConfig, *parts) -> str:
 
 
 __all__ = ["SamplerConfig", "KINDS", "MODELS", "SAMPLER_MODELS", "INITS", "PRECISIONS", "CHAIN_METHODS", "LAYOUT_FIELDS",
-           "ATTENTION_OPTIONS", "LIMITS",
+           "ATTENTION_MODELS", "ATTENTION_OPTIONS", "LIMITS",
            "FIELD_ROLES", "RUN_OPTIONS", "hashed_settings", "settings_hash"]

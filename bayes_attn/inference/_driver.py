@@ -14,7 +14,7 @@ import numpy as np
 from .._io import read_matrix
 from ..network import NetworkSpec, path_labels
 from ._checkpoint import fingerprint
-from ..config import SamplerConfig
+from ..config import ATTENTION_MODELS, SamplerConfig
 from ._output import to_datatree
 from ._runner import run_chains
 from .models import build_model, prior_positions, theory_start
@@ -76,13 +76,13 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
         "precision": cfg.precision,
         **(attrs or {}),
     }
-    if cfg.model == "attention":
+    if cfg.model in ATTENTION_MODELS:
         root.update(rank=cfg.rank, limit=cfg.limit, attention_scale=float(args.inputs.scale),
                     attention_dimension=model.m)
     if config_text is not None:
         root["config"] = config_text
     labels = task.path_labels
-    if cfg.model == "attention":  # sampled heads are not the task's named heads: "l.h" for head h of layer l
+    if cfg.model in ATTENTION_MODELS:  # sampled heads are not the task's named heads: "l.h" for head h of layer l
         labels = path_labels([[f"{l}.{h}" for h in range(1, H + 1)] for l, H in enumerate(spec.heads, start=1)])
     return to_datatree(groups["posterior"], groups["sample_stats"], path_labels=labels,
                        y_train=task.y_train, y_test=task.y_test, attrs=root,

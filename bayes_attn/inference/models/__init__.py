@@ -12,8 +12,8 @@ import jax.numpy as jnp
 from ..._errors import InputError
 from ...network import NetworkSpec, path_kernels
 from ...theory import check_widths
-from ._attention import (N_MAPS, AttentionInputs, AttentionModel, attention_inputs, check_attention_options,
-                         prior_positions)
+from ._attention import (N_MAPS, AttentionInputs, AttentionModel, AttentionWeightsModel, attention_inputs,
+                         check_attention_options, prior_positions)
 from ._base import Model, ModelArgs
 from ._order_parameters import OrderParameterModel, TheoryStart, theory_start
 from ._weights import CollapsedModel, WeightsModel, weight_shapes, weights_from_latent
@@ -32,13 +32,17 @@ def build_model(task, spec: NetworkSpec, kind: str, *, fixed: dict | None = None
     default of :func:`~._attention.default_attention_scale`) and ``limit``: the options of ``"attention"``.
     """
     spec.check_inputs(task.n0, task.heads)
-    if kind == "attention":
+    if kind in ("attention", "attention_weights"):
         m = check_attention_options(task, rank, basis, limit)
-        if limit == "finite":
+        if kind == "attention_weights" and limit != "finite":
+            raise InputError('model.limit: kind = "attention_weights" samples a finite network (limit = "finite")')
+        if kind == "attention" and limit == "finite":
             check_widths(spec)
         inputs, _ = attention_inputs(task, basis, attention_scale)
-        model = AttentionModel(spec.heads, rank=int(rank), m=m, readout=spec.readout, limit=limit,
-                               n_maps=min(N_MAPS, task.x_test.shape[0]), data=data)
+        common = dict(rank=int(rank), m=m, readout=spec.readout, limit=limit, n_maps=min(N_MAPS, task.x_test.shape[0]),
+                      data=data)
+        model = AttentionModel(spec.heads, **common) if kind == "attention" else \
+            AttentionWeightsModel(spec.heads, **common, n0=spec.n0, widths=tuple(spec.widths))
         return model, ModelArgs(spec.hyper(), None, jnp.asarray(task.y_train), inputs=inputs)
     kernels = path_kernels(task.phi("train", spec), task.phi("test", spec))
     y = jnp.asarray(task.y_train)
@@ -60,5 +64,5 @@ def build_model(task, spec: NetworkSpec, kind: str, *, fixed: dict | None = None
 
 
 __all__ = ["Model", "ModelArgs", "WeightsModel", "CollapsedModel", "OrderParameterModel", "AttentionModel",
-           "AttentionInputs", "prior_positions", "TheoryStart",
+           "AttentionWeightsModel", "AttentionInputs", "prior_positions", "TheoryStart",
            "build_model", "theory_start", "weight_shapes", "weights_from_latent"]

@@ -37,10 +37,12 @@ import numpyro.distributions as dist
 
 from ..._errors import InputError, positive, require
 from ...linalg import KernelData, apply_kernel, gaussian_log_marginal
-from ...network import PathKernels, path_attention, path_inputs, phi as make_phi, predictive, qk_scores, softmax_keys
+from ...network import (PathKernels, effective_weights, forward_paths, gram, path_attention, path_inputs,
+                         phi as make_phi, predictive, qk_scores, softmax_keys)
 from ...theory import OrderParameterLayout, exact_log_density
 from ._base import Model, ModelArgs
 from ._order_parameters import _flat_site
+from ._weights import weight_shapes, weights_from_latent
 
 #: attention maps stored per draw: those of the first ``N_MAPS`` test inputs
 N_MAPS = 8
@@ -154,6 +156,46 @@ class AttentionModel(Model):
         return out
 
 
+@dataclass(frozen=True)
+class AttentionWeightsModel(AttentionModel):
+    """The second route to the same posterior (``model.kind = "attention_weights"``): every weight sampled,
+    ``V^(0)``, the value matrices and the readout (non-centred sites of
+    :func:`~bayes_attn.inference.models.weight_shapes`) with the queries and keys, and ``y ~ N(f(x), T)``
+    (docs/theory.md eq. (3b)) with the path inputs of the sampled attention.  Finite width only.  Stores
+    ``f`` (the network's own output, not a conditional mean), ``U = U_1(W)`` and the attention maps."""
+
+    n0: int = 1
+    widths: tuple[int, ...] = ()
+
+    kind = "attention_weights"
+
+    def site_shapes(self):
+        return {**self.attention_shapes(), **weight_shapes(self.heads, self.n0, self.widths, collapsed=False)}
+
+    def _xpi(self, z, args: ModelArgs, split: str):
+        inp = args.inputs
+        xa, x = (inp.xa_train, inp.x_train) if split == "train" else (inp.xa_test, inp.x_test)
+        return path_inputs(x, path_attention(attention_maps(z, self.heads, inp.scale, xa), self.readout))
+
+    def numpyro_model(self, args: ModelArgs):
+        z = {name: numpyro.sample(name, dist.Normal(0.0, 1.0).expand(shape).to_event(len(shape)))
+             for name, shape in self.site_shapes().items()}
+        V0, values, a = weights_from_latent(args.hyper.variances, z, len(self.heads))
+        f = forward_paths(self._xpi(z, args, "train"), V0, effective_weights(values, a))
+        numpyro.sample("y", dist.Normal(f, jnp.sqrt(args.hyper.temperature)), obs=args.y)
+
+    def derived(self, z, args, store_weights=False):
+        inp = args.inputs
+        V0, values, a = weights_from_latent(args.hyper.variances, z, len(self.heads))
+        w_eff = effective_weights(values, a)
+        out = {"f": forward_paths(self._xpi(z, args, "test"), V0, w_eff), "U": gram(w_eff)}
+        maps = attention_maps(z, self.heads, inp.scale, inp.xa_test[:self.n_maps])
+        out.update({f"attention_{l}": m for l, m in enumerate(maps, start=1)})
+        if store_weights:
+            out.update({k: inp.scale * z[k] for k in self.attention_shapes()})
+        return out
+
+
 def attention_inputs(task, basis, scale: float | None) -> tuple[AttentionInputs, float]:
     """The traced inputs and the resolved prior scale (``scale``, or :func:`default_attention_scale`)."""
     x_tr, x_te = jnp.asarray(task.x_train, jnp.float64), jnp.asarray(task.x_test, jnp.float64)
@@ -186,16 +228,16 @@ def check_attention_options(task, rank, basis, limit: str) -> int:
 def prior_positions(model: AttentionModel, spec, chains: int, seed: int) -> dict:
     """Independent prior draws of every site, one per chain (the default start of this model).
 
-    ``z_Q``, ``z_K``: standard normal.  Order parameters: ``U_a = sigma_a^2 chi^2_{N_a} / N_a`` and
+    ``z_Q``, ``z_K`` (and every weight site of ``"attention_weights"``): standard normal.  Order parameters: ``U_a = sigma_a^2 chi^2_{N_a} / N_a`` and
     ``U_l = C_l (G G^T / N_l) C_l^T`` with ``G`` a ``(p_l, N_l)`` standard-normal matrix (the Wishart chain of
     eq. (5.2a), drawn exactly at integer widths), mapped to the sites by ``OrderParameterLayout.pack``.
     """
     key = jax.random.fold_in(jax.random.PRNGKey(seed), 0x5A7)  # apart from the chains' iteration keys
     k_att, k_op = jax.random.split(key)
-    shapes = model.attention_shapes()
+    shapes = model.site_shapes() if isinstance(model, AttentionWeightsModel) else model.attention_shapes()
     keys = jax.random.split(k_att, len(shapes))
     out = {name: jax.random.normal(k, (chains, *shape), jnp.float64) for k, (name, shape) in zip(keys, shapes.items())}
-    if model.limit != "finite":
+    if model.limit != "finite" or isinstance(model, AttentionWeightsModel):
         return out
     hyper, layout = spec.hyper(), model.layout
     rng = np.random.default_rng(np.asarray(jax.random.key_data(k_op)).ravel().astype(np.uint32))
@@ -214,5 +256,5 @@ def prior_positions(model: AttentionModel, spec, chains: int, seed: int) -> dict
     return out
 
 
-__all__ = ["AttentionModel", "AttentionInputs", "LIMITS", "N_MAPS", "attention_inputs", "attention_maps",
+__all__ = ["AttentionModel", "AttentionWeightsModel", "AttentionInputs", "LIMITS", "N_MAPS", "attention_inputs", "attention_maps",
            "attention_phi", "check_attention_options", "default_attention_scale", "prior_positions"]
