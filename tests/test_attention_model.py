@@ -212,6 +212,20 @@ def test_gp_limit_gates_f_only():
     assert set(invariant_draws(dt).data_vars) == {"f"}
 
 
+def test_finite_width_gates_the_spectrum_of_U():
+    """Heads are exchangeable: U is gated through its eigenvalues, which a relabelling of the heads leaves alone."""
+    from bayes_attn.diagnostics import invariant_draws, summarize
+
+    task = random_task(P=8, Q=3, S=3, n0=4, heads=(2,), seed=5)
+    cfg = SamplerConfig(model="attention", rank=1, chains=2, warmup=5, draws=5, progress_bar=False)
+    dt = sample(task, task.spec(width=5, temperature=0.3), cfg)
+    ds = invariant_draws(dt)
+    assert set(ds.data_vars) == {"f", "U_eig", "U_a"}
+    U = dt["posterior"].ds["U"].values
+    np.testing.assert_allclose(ds["U_eig"].values, np.linalg.eigvalsh(U[..., ::-1, ::-1]), rtol=1e-12)
+    assert any(str(i).startswith("U_eig") for i in summarize(dt).table.index)
+
+
 # ---- two routes to one posterior ------------------------------------------------------------------------------
 def _routes_problem(seed=7, P=20, Q=4, S=3, n0=4):
     """Labels made by one sharply attending rank-one head, so that the attention posterior matters."""

@@ -1,8 +1,10 @@
 """Convergence diagnostics on symmetry-invariant quantities (docs/theory.md §7).
 
 Gated quantities: the test predictions ``f`` and the entries of ``U`` (upper triangle;
-``U`` is symmetric).  Raw weights have sign/permutation/rotation symmetries and are never
-gated.  Statistics come from ArviZ (rank-normalised split R-hat, bulk/tail ESS, MCSE).
+``U`` is symmetric); for a Potts pseudo-posterior (:mod:`bayes_attn.potts_bayes`, docs/potts.md §11.1) the
+gauge-fixed couplings ``K0`` of the site pairs i < j (``K0`` is symmetric under (i, a) <-> (j, b)).  Raw
+weights have sign/permutation/rotation symmetries and are never gated.  Statistics come from ArviZ
+(rank-normalised split R-hat, bulk/tail ESS, MCSE).
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import arviz as az
 import numpy as np
 import xarray as xr
 
-from ..config import Thresholds
+from ..config import ATTENTION_MODELS, Thresholds
 
-#: the quantities the verdict gates: the test predictions ``f`` and the entries of ``U`` (module docstring)
-GATED = ("f", "U")
+#: the quantities the verdict gates: the test predictions ``f``, the entries of ``U`` and the gauge-fixed Potts
+#: couplings ``K0`` (module docstring)
+GATED = ("f", "U", "K0")
 
 
 @dataclass
@@ -48,13 +51,22 @@ class Report:
 
 
 def invariant_draws(dt: xr.DataTree) -> xr.Dataset:
-    """The gated quantities as a Dataset (``U`` restricted to its upper triangle; left out of a GP-limit run of
-    sampled attention, ``limit = "gp"``, where it is fixed, not sampled: docs/attention.md)."""
+    """The gated quantities as a Dataset: ``f`` and ``U`` restricted to its upper triangle.
+
+    Runs of sampled attention (docs/attention.md) gate ``U``'s eigenvalues instead (``U_eig``, ascending): their
+    heads are exchangeable, so ``U`` is invariant only up to a permutation of the paths and its entries may be
+    relabelled between chains; in the GP limit (``limit = "gp"``) ``U`` is fixed, not sampled, and only ``f`` is
+    gated.
+    """
     post = dt["posterior"].ds
     data = {}
     if "f" in post:
         data["f"] = post["f"]
-    if "U" in post and dt.attrs.get("limit") != "gp":
+    if "U" in post and dt.attrs.get("model") in ATTENTION_MODELS:
+        if dt.attrs.get("limit") != "gp":
+            eig = np.linalg.eigvalsh(post["U"].values)
+            data["U_eig"] = xr.DataArray(eig, dims=["chain", "draw", "eigenvalue"])
+    elif "U" in post:
         U = post["U"]
         n = U.sizes["path"]
         iu, ju = np.triu_indices(n)
@@ -64,6 +76,11 @@ def invariant_draws(dt: xr.DataTree) -> xr.Dataset:
     for extra in ("U_a",):
         if extra in post:
             data[extra] = post[extra]
+    if "K0" in post:  # Potts pseudo-posterior: gauge-fixed couplings (chain, draw, site, site_, colour, colour_)
+        K0 = post["K0"]
+        iu, ju = np.triu_indices(K0.shape[2], 1)
+        vals = K0.values[:, :, iu, ju].reshape(K0.shape[0], K0.shape[1], -1)
+        data["K0"] = xr.DataArray(vals, dims=["chain", "draw", "coupling"])
     return xr.Dataset(data)
 
 

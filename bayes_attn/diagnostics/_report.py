@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 
 from .._errors import InputError
+from ..config import ATTENTION_MODELS
 from ..inference import predictor_statistics, read_run
 from ..theory import read_theory
 from ._compare import accuracy_error, chain_accuracies, match, predictor_mcse, run_attr, run_widths
@@ -206,6 +207,10 @@ def render_report(runs, theory: xr.Dataset | None = None, thresholds: Thresholds
         if "config" in dt.attrs:
             body.append(f"<pre>{html.escape(str(dt.attrs['config']))}</pre>")
         body.append("<h3>Convergence (invariant quantities)</h3>" + _table_html(quantity_table(rep), rep))
+        if dt.attrs.get("model") in ATTENTION_MODELS:
+            body.append("<p>Sampled attention: the heads of a layer are exchangeable and the queries and keys are "
+                        "defined up to a rotation, so neither they nor the entries of U are gated; the verdict is on "
+                        "f and the eigenvalues of U (f alone in the GP limit, where U is fixed).</p>")
         worst = rep.table.sort_values("r_hat", ascending=False).head(8)
         body.append("<p>entries with the largest R-hat:</p>" + worst.to_html(float_format=lambda x: f"{x:.4g}"))
         series = _worst_series(dt, rep)
