@@ -1,0 +1,123 @@
+"""Sampled attention on the hidden-Markov task (docs/attention.md): posterior predictive accuracy against the
+hand-built heads, in one script that runs where there is time (hours on 2 CPU cores, minutes on one GPU).
+
+Cases (each ``[model] kind = "attention"``, NUTS, 4 chains, T = 0.1, chains from prior draws, default prior
+scale): the GP limit and finite width ``N`` for each ``P``, with the attention reading every token direction
+(``basis = none``) or the label-free basis of the 31 positions and the two leading principal directions of the
+content part of the training tokens (``basis = pos_pc2``, as in docs/evidence.md §7).  Each case records the
+test accuracy of the sign of the posterior mean of ``f`` on the 1000 test sequences, the gates on ``f``, the
+wall time (compilation included), the gradient evaluations and the device; next to them, the theory's accuracy
+with the task's hand-built heads at the same ``P``, ``N``, ``T``.  Results go to ``--out`` (JSON, rewritten
+after every case), so a run stopped at its deadline keeps what it finished.
+
+    python benchmarks/attention/run.py --out benchmarks/attention/results.json     # every case
+    python benchmarks/attention/run.py --smoke --out /tmp/a.json                   # tiny, CPU (tests)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def pos_pc2_basis(task) -> np.ndarray:
+    """Columns: the 31 positional one-hot directions, then the two leading principal directions of the content
+    (first 200) coordinates of the training tokens (label-free)."""
+    n0, S = task.n0, task.x_train.shape[1]
+    content = n0 - S
+    B = np.zeros((n0, S + 2))
+    B[content:, :S] = np.eye(S)
+    xc = task.x_train.reshape(-1, n0)[:, :content]
+    _, _, vt = np.linalg.svd(xc - xc.mean(0), full_matrices=False)
+    B[:content, S:] = vt[:2].T
+    return B
+
+
+def hand_built_accuracy(task, spec, gp: bool = False) -> float:
+    """Test accuracy of the theory's predictor with the task's hand-built heads (saddle point, or the GP limit)."""
+    from bayes_attn.theory import gp_predict, predict, solve
+
+    ph_tr, ph_te = task.phi("train", spec), task.phi("test", spec)
+    if gp:
+        m, _ = gp_predict(spec, ph_tr, ph_te, task.y_train)
+    else:
+        sol = solve(spec, ph_tr, task.y_train, warn=False)
+        m, _ = predict(sol.Us[0], ph_tr, ph_te, task.y_train, spec.temperature)
+    return float(np.mean(np.sign(np.asarray(m)) == task.y_test))
+
+
+def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed) -> dict:
+    import arviz as az
+    import jax
+
+    from bayes_attn.inference import SamplerConfig, sample
+
+    B = pos_pc2_basis(task) if basis_name == "pos_pc2" else None
+    cfg = SamplerConfig(model="attention", rank=rank, limit=limit, chains=4, warmup=warmup, draws=draws, seed=seed,
+                        progress_bar=False, checkpoint_every=max(draws // 4, 1))
+    t0 = time.perf_counter()
+    dt = sample(task, spec, cfg, basis=B)
+    wall = time.perf_counter() - t0
+    f = dt["posterior"].ds["f"]
+    st, wst = dt["sample_stats"].ds, dt["warmup_sample_stats"].ds
+    mean = f.mean(("chain", "draw")).values
+    per_chain = [float(np.mean(np.sign(f.sel(chain=c).mean("draw").values) == task.y_test)) for c in f.chain.values]
+    return {"limit": limit, "width": None if limit == "gp" else int(spec.widths[0]), "basis": basis_name,
+            "rank": rank, "P": int(task.x_train.shape[0]), "temperature": float(spec.temperature),
+            "chains": 4, "warmup": warmup, "draws": draws,
+            "accuracy": float(np.mean(np.sign(mean) == task.y_test)), "accuracy_per_chain": per_chain,
+            "max_rhat_f": float(az.rhat(f).max()), "min_ess_bulk_f": float(az.ess(f, method="bulk").min()),
+            "divergences": int(st["diverging"].sum()), "mean_tree_depth": float(st["tree_depth"].mean()),
+            "gradients": int(st["n_steps"].sum() + wst["n_steps"].sum()), "wall_s": wall,
+            "attention_scale": float(dt.attrs["attention_scale"]), "device": str(jax.devices()[0])}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--P", type=int, nargs="+", default=[100, 400])
+    ap.add_argument("--widths", type=int, nargs="+", default=[10, 100])
+    ap.add_argument("--limits", nargs="+", default=["gp", "finite"])
+    ap.add_argument("--bases", nargs="+", default=["pos_pc2", "none"])
+    ap.add_argument("--rank", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=500)
+    ap.add_argument("--draws", type=int, default=1000)
+    ap.add_argument("--deadline-s", type=float, default=float("inf"), help="start no case after this many seconds")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (the test suite)")
+    args = ap.parse_args(argv)
+    import bayes_attn  # noqa: F401  (x64)
+    from bayes_attn.tasks import markov_task
+
+    if args.smoke:
+        args.P, args.widths, args.warmup, args.draws, n_test = [20], [10], 10, 10, 30
+    else:
+        n_test = 1000
+    t_start = time.perf_counter()
+    out = {"machine": platform.machine(), "cases": [], "hand_built": [], "stopped_at_deadline": False}
+    path = Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for P in args.P:
+        task = markov_task(P=P, n_test=n_test, paths=4)
+        for limit in args.limits:
+            for N in (args.widths if limit == "finite" else [args.widths[-1]]):
+                spec = task.spec(width=N, temperature=0.1)
+                out["hand_built"].append({"P": P, "limit": limit, "width": N if limit == "finite" else None,
+                                          "accuracy": hand_built_accuracy(task, spec, gp=limit == "gp")})
+                for basis in args.bases:
+                    if time.perf_counter() - t_start > args.deadline_s:
+                        out["stopped_at_deadline"] = True
+                        break
+                    case = run_case(task, spec, limit, basis, args.rank, args.warmup, args.draws, seed=0)
+                    out["cases"].append(case)
+                    print(json.dumps(case), flush=True)
+                    path.write_text(json.dumps(out, indent=1))
+    path.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
