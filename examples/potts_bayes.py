@@ -26,6 +26,7 @@ import numpy as np
 
 import bayes_attn  # noqa: F401
 from bayes_attn import potts as pt
+from bayes_attn.potts_bayes import PseudoPosterior
 
 SCALE_B = 3.0
 
@@ -47,7 +48,7 @@ def calibrate_small(reps: int, M: int = 300, warmup: int = 150, draws: int = 300
     pseudo-posterior), ``magnitude`` (NUTS at the scalar omega of ``sandwich_omega``), ``curvature``
     (the omega = 1 draws after the open-faced sandwich adjustment, ``curvature_adjustment``)."""
     L = C = 3
-    post = pt.PseudoPosterior(L, C, scale_b=SCALE_B, chains=1, warmup=warmup, draws=draws, max_tree_depth=6)
+    post = PseudoPosterior(L, C, scale_b=SCALE_B, chains=1, warmup=warmup, draws=draws, max_tree_depth=6)
     per = {w: [] for w in rules}
     oms = []
     for r in range(reps):
@@ -91,7 +92,7 @@ def run_large(path, M: int, warmup: int, draws: int):
     om = pt.sandwich_omega(s, fp, scale_b=SCALE_B)
     adj = pt.curvature_adjustment(s, fp, scale_b=SCALE_B)
     t1 = time.time()
-    post = pt.PseudoPosterior(L, C, scale_b=SCALE_B, chains=1, warmup=warmup, draws=draws, max_tree_depth=6)
+    post = PseudoPosterior(L, C, scale_b=SCALE_B, chains=1, warmup=warmup, draws=draws, max_tree_depth=6)
     raw = post.run(jax.random.PRNGKey(1), s, init=fp, omega=1.0)
     mag = post.run(jax.random.PRNGKey(1), s, init=fp, omega=om["omega"])
     out = pt.adjust_draws(raw, adj)

@@ -44,14 +44,15 @@ def run_cell(d, M: int, lam_fields, lams, seed: int):
     out = []
     for lf in lam_fields:
         t0 = time.time()
-        p, _, best, scan = pt.fit_scan(jax.random.PRNGKey(seed), tr, data["val"], model.C,
-                                       pt.FitSettings(lams=lams, fields=(True,), stop_when_worse=True, lam_fields=lf))
+        fit = pt.fit_scan(jax.random.PRNGKey(seed), tr, data["val"], model.C,
+                          pt.FitSettings(lams=lams, fields=(True,), stop_when_worse=True, lam_fields=lf))
+        p, best, scan = fit.params, fit.best, fit.entries
         m = pt.fa_metrics(p, model, data)
         out.append({"lam_fields": lf, "lam": best["lam"], "val_nll": best["val_nll"], "test_nll": m["test_nll"],
                     "corr_K": m["corr_K"], "corr_h": m.get("corr_h"), "eps_J": m["eps_J"],
                     "iterations": sum(e["fit"]["iterations"] for e in scan),
                     "iterations_best": best["fit"]["iterations"], "reason": best["fit"]["reason"],
-                    "min_field": float(np.min(np.asarray(p["b"]))), "seconds": time.time() - t0})
+                    "min_field": float(np.min(np.asarray(p.b))), "seconds": time.time() - t0})
     return model, tr, out
 
 

@@ -114,19 +114,21 @@ def main(argv=None):
 
     key = jax.random.PRNGKey(0)
     if ("FA-free, 1 head", None) not in done:
-        p, cfg, best, scan = pt.fit_scan(key, tr, data["val"], C, pt.FitSettings(lams=pt.LAM_GRID, stop_when_worse=True))
+        fit = pt.fit_scan(key, tr, data["val"], C, pt.FitSettings(lams=pt.LAM_GRID, stop_when_worse=True))
+        p, best, scan = fit.params, fit.best, fit.entries
         save({"model": "FA-free, 1 head", "params": pt.param_count(p), "lam": best["lam"], "fit": best["fit"],
               "scan": [{"lam": e["lam"], "val_nll": e["val_nll"]} for e in scan], **pt.fa_metrics(p, model, data)})
     if ("plmDCA", None) not in done:
         t1 = time.time()
-        p, info = pt.fit_plmdca(tr, C, 5e-4)
-        save({"model": "plmDCA", "params": pt.param_count(p), "lam": 5e-4, "fit": info._asdict(),
+        p, info = pt.fit_plmdca(tr, C, pt.PLM_LAM)
+        save({"model": "plmDCA", "params": pt.param_count(p), "lam": pt.PLM_LAM, "fit": info._asdict(),
               **pt.fa_metrics(p, model, data), "fit_seconds": time.time() - t1})
     for H in (1, 4):
         name = f"FA-softmax, {H} head{'s' if H > 1 else ''}"
         if (name, None) in done:
             continue
-        p, cfg, best, _ = pt.fit_scan(key, tr, data["val"], C, pt.FitSettings("softmax", heads=(H,), lams=(1e-4,)))
+        fit = pt.fit_scan(key, tr, data["val"], C, pt.FitSettings("softmax", heads=(H,), lams=(1e-4,)))
+        p, best = fit.params, fit.best
         save({"model": name, "params": pt.param_count(p), "lam": 1e-4, "fit": best["fit"],
               **pt.fa_metrics(p, model, data)})
     b = res["transformer_budget"]

@@ -37,12 +37,12 @@ FULL = {"L": 20, "C": 20, "Ms": [1000, 3000, 10000, 30000], "seeds": [0, 1, 2],
         "sample": {"rungs": 10, "beta_min": 0.8, "beta_max": 5.0, "tol_D": 0.02, "systems": 1100,
                    "burn_sweeps": 500, "thin": 10, "tune_systems": 100, "tune_sweeps": 400, "n_val": 1000,
                    "n_test": 2000, "check_other": False},
-        "lams": list(pt.LAM_GRID), "lam_fields": pt.LAM_FIELDS, "plm_lam": 5e-4, "targets": [0.3, 0.7]}
+        "lams": list(pt.LAM_GRID), "lam_fields": pt.LAM_FIELDS, "plm_lam": pt.PLM_LAM, "targets": [0.3, 0.7]}
 SMOKE = {"L": 5, "C": 3, "Ms": [100, 300], "seeds": [0],
          "sample": {"rungs": 4, "beta_min": 0.3, "beta_max": 6.0, "tol_D": 0.05, "systems": 100,
                     "burn_sweeps": 40, "thin": 2, "tune_systems": 50, "tune_sweeps": 40, "n_val": 100,
                     "n_test": 100, "check_other": False},
-        "lams": [1e-3, 1e-4], "lam_fields": pt.LAM_FIELDS, "plm_lam": 5e-4, "targets": [0.5]}
+        "lams": [1e-3, 1e-4], "lam_fields": pt.LAM_FIELDS, "plm_lam": pt.PLM_LAM, "targets": [0.5]}
 
 
 def config(setup, ens, D, seed, beta="tune"):
@@ -109,13 +109,14 @@ def fit_stage(setup, cache: Path, out: Path, smoke=False):
                 "D_train": pt.hamming_distance(tr, model.C)}
         if ("FA", M, ens, D, seed) not in done:
             t1 = time.time()
-            p, cfg, best, scan = pt.fit_scan(
+            fit = pt.fit_scan(
                 jax.random.PRNGKey(seed), tr, data["val"], model.C,
                 pt.FitSettings(lams=setup["lams"], fields=(model.h is not None,), stop_when_worse=True,
                                lam_fields=setup["lam_fields"]), init=warm.get((ens, D, seed)))
+            p, best, scan = fit.params, fit.best, fit.entries
             warm[(ens, D, seed)] = p
-            row = {"model": "FA", **base, "fields": cfg.bias, "lam": best["lam"],
-                   "lam_fields": setup["lam_fields"] if cfg.bias else None, "fit": best["fit"],
+            row = {"model": "FA", **base, "fields": fit.config.bias, "lam": best["lam"],
+                   "lam_fields": setup["lam_fields"] if fit.config.bias else None, "fit": best["fit"],
                    "scan": [{k: e[k] for k in ("lam", "val_nll")} | {"reason": e["fit"]["reason"]} for e in scan],
                    **pt.fa_metrics(p, model, data), "seconds": time.time() - t1}
             res["rows"].append(row)

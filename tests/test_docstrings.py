@@ -19,7 +19,7 @@ import bayes_attn
 ROOT = Path(__file__).resolve().parent.parent
 #: the subpackages of the API reference (docs/api/), in layer order
 LISTED = ["linalg", "network", "tasks", "potts", "gd", "theory", "config", "inference", "inference.models",
-          "inference.samplers", "diagnostics", "sweep"]
+          "inference.samplers", "diagnostics", "sweep", "potts_bayes"]
 
 
 def public_subpackages() -> list[str]:

@@ -1,6 +1,6 @@
 """The package's layers import only downwards (README "Architecture"), anywhere in a module.
 
-linalg -> network -> {tasks, potts, gd} -> theory -> config -> inference -> diagnostics -> sweep -> cli.
+linalg -> network -> {tasks, potts, gd} -> theory -> config -> inference -> diagnostics -> {sweep, potts_bayes} -> cli.
 An import of a higher layer (or of a sibling on the same level), even inside a function, fails.
 """
 
@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / "bayes_attn"
 #: layer of every subpackage; modules directly under bayes_attn (``_errors``, ``_io``, ...) are layer 0
 LAYERS = {"linalg": 1, "network": 2, "tasks": 3, "potts": 3, "gd": 3, "theory": 4, "config": 5, "inference": 6,
-          "diagnostics": 7, "sweep": 8, "cli": 9}
+          "diagnostics": 7, "sweep": 8, "potts_bayes": 8, "cli": 9}
 
 
 def _package_of(module: Path) -> str | None:

@@ -76,8 +76,8 @@ def test_warm_start_adds_missing_bias():
     s = np.random.default_rng(0).integers(0, 3, (50, 4))
     p0, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(4, 3), lam=1e-3, max_iter=20)
     p1, _ = fit_lbfgs(jax.random.PRNGKey(0), s, cfg, lam=1e-3, max_iter=0, params=p0)
-    np.testing.assert_array_equal(p1["A"], p0["A"])
-    np.testing.assert_array_equal(p1["b"], 0)
+    np.testing.assert_array_equal(p1.A, p0.A)
+    np.testing.assert_array_equal(p1.b, 0)
 
 
 def test_field_penalty_keeps_an_unseen_colours_field_at_its_stationary_point():
@@ -96,12 +96,12 @@ def test_field_penalty_keeps_an_unseen_colours_field_at_its_stationary_point():
     assert info.converged
     probs = jax.nn.softmax(fa_logits(p, jnp.asarray(s)), -1)
     expected = -float(probs[:, 0, C - 1].sum()) / (2 * lam_b * M * L)
-    assert float(p["b"][0, C - 1]) == pytest.approx(expected, rel=1e-6)
+    assert float(p.b[0, C - 1]) == pytest.approx(expected, rel=1e-6)
     # the reported objective is PL + lam |A, V|^2 + lam_fields |b|^2
     assert info.loss == pytest.approx(float(pl_loss(p, s) + lam * fa_penalty(p) + lam_b * field_penalty(p)),
                                       rel=1e-12)
     p0, _ = fit_lbfgs(jax.random.PRNGKey(0), s, cfg, lam=lam, lam_fields=0.0, max_iter=400)
-    assert float(p0["b"][0, C - 1]) < float(p["b"][0, C - 1]) - 2.0
-    assert LAM_FIELDS > 0 and float(field_penalty({"V": jnp.ones((1, C, C))})) == 0.0
+    assert float(p0.b[0, C - 1]) < float(p.b[0, C - 1]) - 2.0
+    assert LAM_FIELDS > 0 and float(field_penalty({"A": jnp.ones((1, L, L)), "V": jnp.ones((1, C, C))})) == 0.0
     with pytest.raises(InputError, match="lam_fields: must be >= 0"):
         fit_lbfgs(jax.random.PRNGKey(0), s, cfg, lam_fields=-1.0)

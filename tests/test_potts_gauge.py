@@ -19,7 +19,7 @@ def test_value_shift_leaves_conditionals_unchanged():
     p = _params()
     s = np.random.default_rng(0).integers(0, 4, (8, 6))
     k = jnp.asarray(np.random.default_rng(1).normal(size=(2, 4)))
-    q = dict(p, V=p["V"] + k[:, None, :])
+    q = p._replace(V=p.V + k[:, None, :])
     lp = jax.nn.log_softmax(fa_logits(p, s), -1)
     lq = jax.nn.log_softmax(fa_logits(q, s), -1)
     np.testing.assert_allclose(lp, lq, atol=1e-12)
@@ -29,9 +29,9 @@ def test_value_shift_leaves_conditionals_unchanged():
 def test_scale_sign_gauge_leaves_couplings_unchanged():
     p = _params()
     for c in (3.0, -0.5):
-        q = dict(p, A=c * p["A"], V=p["V"] / c)
+        q = p._replace(A=c * p.A, V=p.V / c)
         np.testing.assert_allclose(fa_couplings(p), fa_couplings(q), atol=1e-12)
-        assert np.isclose(abs_corr(p["A"], J := q["A"]), 1.0)
+        assert np.isclose(abs_corr(p.A, J := q.A), 1.0)
         del J
 
 

@@ -12,7 +12,8 @@ File contract:
   for models that have them), ``A`` (H, L, L) and ``V`` (H, C, C) (attention), and ``FIT.json``:
   the validation scan over ``--lam`` x ``--heads`` x fields (the chosen entry has the smallest
   validation PL; the default lambda grid ``LAM_GRID`` is walked from the largest value down and
-  stopped once the validation PL rises; fields carry the L2 weight ``--lam-fields``), the fit report (stopping reason, gradient norm) and, when the truth is in
+  stopped once the validation PL rises, plmDCA fits ``PLM_LAM``: ``bayes_attn.potts.data_settings``; fields carry
+  the L2 weight ``--lam-fields``), the fit report (stopping reason, gradient norm) and, when the truth is in
   DATA.npz, the test metrics of ``fa_metrics`` in the zero-sum gauge (stated in the file).
 * ``potts fit ALIGNMENT --focus ID ...`` reads an alignment instead (docs/potts_proteins.md): the same
   arrays plus ``alphabet`` (colour i = character i), ``focus_id``, ``focus_sequence``, ``residues``
@@ -180,10 +181,7 @@ def _truth(d):
 
 
 def _check_options(args):
-    from ..potts import LAM_GRID
-
-    lams = args.lam or ([5e-4] if args.model == "plmdca" else list(LAM_GRID))
-    for lam in lams:
+    for lam in args.lam or ():
         require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
     heads = args.heads or [1]
     for h in heads:
@@ -206,7 +204,7 @@ def _check_options(args):
     args.max_iter = 3000 if args.max_iter is None else args.max_iter
     require(args.max_iter >= 1, "max-iter", f"must be >= 1, got {args.max_iter}")
     fields = {"on": (True,), "off": (False,), None: (False, True)}[args.fields]
-    return lams, heads, fields
+    return heads, fields
 
 
 def _is_npz(path) -> bool:
@@ -235,7 +233,7 @@ def run_fit(args) -> int:
 
     from .. import potts as pt
 
-    lams, heads, fields = _check_options(args)
+    heads, fields = _check_options(args)
     for name in ("focus", "max_gap_column", "max_gap_sequence", "fmt", "init_from"):
         require(getattr(args, name) is None, name.replace("_", "-").replace("fmt", "format"),
                 "applies to alignments, not to DATA.npz")
@@ -261,11 +259,8 @@ def run_fit(args) -> int:
                                     nll=lambda x: pt.transformer_pl_loss(params, x, cfg.heads)))
     else:
         plm = args.model == "plmdca"
-        settings = pt.FitSettings(args.model, heads=tuple(heads), lams=tuple(lams), fields=fields,
-                                  lam_fields=(None if plm else pt.LAM_FIELDS if args.lam_fields is None
-                                              else args.lam_fields),
-                                  max_iter=args.max_iter, tol=1e-5 if plm else 1e-6,
-                                  stop_when_worse=not plm and args.lam is None, dtype=args.dtype or "float64")
+        settings = pt.data_settings(args.model, lams=args.lam, heads=heads, fields=fields,
+                                    lam_fields=args.lam_fields, max_iter=args.max_iter, dtype=args.dtype)
         res = pt.fit_scan(key, s, val, C, settings, weights=w, val_weights=wv,
                           progress=lambda e: _show({**e, "model": args.model}))
         params, best, scan = res.params, res.best, res.entries
@@ -282,7 +277,7 @@ def run_fit(args) -> int:
             out["fields"] = b
         if not plm:
             out["A"] = np.asarray(pt.fa_attention(params))
-            out["V"] = np.asarray(params["V"])
+            out["V"] = np.asarray(params.V)
         report.update(pt.fa_metrics(params, model, data))
     pt.atomic_savez(args.out, field="--out", **out)
     pt.atomic_write_json(Path(args.out).with_suffix(".json"), report, field="--out")

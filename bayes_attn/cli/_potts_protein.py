@@ -109,7 +109,7 @@ def run_fit_alignment(args) -> int:
         out["fields"] = np.asarray(b, np.float32)
     if args.model != "plmdca":
         out["A"] = np.asarray(pt.fa_attention(params), np.float32)
-        out["V"] = np.asarray(params["V"], np.float32)
+        out["V"] = np.asarray(params.V, np.float32)
     report.update(chosen={k: res.best[k] for k in ("heads", "fields", "lam")}, fit=fit,
                   train_pl=pt.pl_value(params, aln.sequences, w), seconds=time.time() - t0,
                   fit_seconds=time.time() - tf, peak_rss_mb=_peak_rss_mb())

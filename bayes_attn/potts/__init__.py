@@ -1,12 +1,15 @@
 """Factored attention and the generalized Potts model (docs/potts.md).
 
 Data (``_model``, ``_mc``, ``_equilibrate``), models (``_attention``, ``_plmdca``,
-``_transformer``, ``_bayes``), reconstruction and metrics (``_gauge``) and theory
+``_transformer``, ``_bayes``; their parameter records in ``_params``), reconstruction and metrics (``_gauge``) and theory
 (``_replica``) are kept apart; protein families have their own modules: alignments in
 (``_alignment``), reweighting (``_weights``), the blocked weighted PL (``_pl``), fit settings and the scan
 (``_fit``), contacts and structures (``_contacts``, ``_structure``).  Everything public is re-exported here.
+Sampling the Bayesian pseudo-posterior of ``_bayes`` is :mod:`bayes_attn.potts_bayes`, a layer above.
 """
 
+from ._params import *  # noqa: F401,F403
+from ._params import __all__ as _a0
 from ._model import *  # noqa: F401,F403
 from ._model import __all__ as _a1
 from ._mc import *  # noqa: F401,F403
@@ -49,4 +52,4 @@ from ._pl import __all__ as _b4
 from ._fit import *  # noqa: F401,F403
 from ._fit import __all__ as _b5
 
-__all__ = sorted({*_a1, *_a2, *_a3, *_a4, *_a5, *_a6, *_a7, *_a8, *_a9, *_a10, *_a11, *_a12, *_a13, *_a14, *_b0, *_b1, *_b2, *_b3, *_b4, *_b5})
+__all__ = sorted({*_a0, *_a1, *_a2, *_a3, *_a4, *_a5, *_a6, *_a7, *_a8, *_a9, *_a10, *_a11, *_a12, *_a13, *_a14, *_b0, *_b1, *_b2, *_b3, *_b4, *_b5})

@@ -1,12 +1,13 @@
 """Factored self-attention (potts.md §3) trained by MLM / pseudo-likelihood (§4).
 
-Parameters are dicts of arrays (pytrees):
+Parameters are records (:mod:`._params`, JAX pytrees):
 
-* ``kind="free"`` (FA-free, exact): ``A`` (H, L, L) free, diagonal masked; ``V`` (H, C, C).
-* ``kind="softmax"``: positional embeddings ``P`` (L, d_p) used only in the attention,
-  ``WQ``, ``WK`` (H, d_k, d_p); ``A^h_ij = softmax_{j != i}((WQ p_i).(WK p_j)/sqrt(d_k))``,
+* ``kind="free"`` (FA-free, exact): :class:`FactoredParams`, ``A`` (H, L, L) free, diagonal masked;
+  ``V`` (H, C, C).
+* ``kind="softmax"``: :class:`SoftmaxParams`, positional embeddings ``P`` (L, d_p) used only in the
+  attention, ``WQ``, ``WK`` (H, d_k, d_p); ``A^h_ij = softmax_{j != i}((WQ p_i).(WK p_j)/sqrt(d_k))``,
   row-stochastic and the same for every sequence; ``V`` (H, C, C).
-* optional per-site bias ``b`` (L, C) (plays beta h).
+* optional per-site bias ``b`` (L, C) (plays beta h); ``None`` without fields.
 
 Logits ``z_i(a) = sum_h sum_{j != i} A^h_ij V^h[a, s_j] + b_i(a)`` for all sites in one pass
 (§3.2); because ``A_ii = 0`` the output at i never sees ``s_i`` and the mean of the one-mask
@@ -28,6 +29,7 @@ import optax
 
 from .._errors import nonnegative_int, one_of, positive, require
 from ._model import pseudo_nll
+from ._params import FactoredParams, SoftmaxParams, as_params
 from ._pl import blocked_pl, coupling_logits, coupling_matrix, to_blocks, use_coupling_route
 
 #: the parametrisations of factored attention (``FAConfig.kind``): free attention matrices, or a softmax of
@@ -56,64 +58,66 @@ class FAConfig:
         positive(self.d_k, "model.d_k", integer=True)
 
 
-def fa_init(key, cfg: FAConfig, scale: float = 0.1) -> dict:
+def fa_init(key, cfg: FAConfig, scale: float = 0.1) -> FactoredParams | SoftmaxParams:
     """Small random initialisation (both factors nonzero: the loss is bilinear in (A, V))."""
     H, L, C = cfg.heads, cfg.L, cfg.C
     k = jax.random.split(key, 5)
-    p = {"V": scale * jax.random.normal(k[0], (H, C, C))}
+    V = scale * jax.random.normal(k[0], (H, C, C))
+    b = jnp.zeros((L, C)) if cfg.bias else None
     if cfg.kind == "free":
-        p["A"] = scale * jax.random.normal(k[1], (H, L, L))
-    else:
-        p["P"] = jax.random.normal(k[2], (L, cfg.d_pos))
-        p["WQ"] = jax.random.normal(k[3], (H, cfg.d_k, cfg.d_pos)) / np.sqrt(cfg.d_pos)
-        p["WK"] = jax.random.normal(k[4], (H, cfg.d_k, cfg.d_pos)) / np.sqrt(cfg.d_pos)
-        p["V"] = p["V"] * 10
-    if cfg.bias:
-        p["b"] = jnp.zeros((L, C))
-    return p
+        return FactoredParams(scale * jax.random.normal(k[1], (H, L, L)), V, b)
+    return SoftmaxParams(jax.random.normal(k[2], (L, cfg.d_pos)),
+                         jax.random.normal(k[3], (H, cfg.d_k, cfg.d_pos)) / np.sqrt(cfg.d_pos),
+                         jax.random.normal(k[4], (H, cfg.d_k, cfg.d_pos)) / np.sqrt(cfg.d_pos), V * 10, b)
 
 
-def fa_attention(params: dict) -> jax.Array:
+def fa_attention(params: FactoredParams | SoftmaxParams) -> jax.Array:
     """Attention matrices (H, L, L) with zero diagonal (§3.2)."""
-    if "A" in params:
-        A = params["A"]
+    params = as_params(params)
+    if isinstance(params, FactoredParams):
+        A = params.A
         return A * (1.0 - jnp.eye(A.shape[-1], dtype=A.dtype))
-    q = jnp.einsum("hkd,ld->hlk", params["WQ"], params["P"])
-    k = jnp.einsum("hkd,ld->hlk", params["WK"], params["P"])
+    q = jnp.einsum("hkd,ld->hlk", params.WQ, params.P)
+    k = jnp.einsum("hkd,ld->hlk", params.WK, params.P)
     scores = jnp.einsum("hik,hjk->hij", q, k) / jnp.sqrt(q.shape[-1])
     L = scores.shape[-1]
     scores = jnp.where(jnp.eye(L, dtype=bool), -jnp.inf, scores)
     return jax.nn.softmax(scores, axis=-1)
 
 
-def fa_logits(params: dict, s) -> jax.Array:
+def fa_logits(params: FactoredParams | SoftmaxParams, s) -> jax.Array:
     """All-site conditional logits (M, L, C) of factored attention (§3.2)."""
+    params = as_params(params)
     A = fa_attention(params)
     # z_i(a) = sum_h sum_j A^h_ij V^h[a, s_j]: gather the columns V[:, s_j] (O(M L^2 C)) instead
     # of contracting a one-hot (M, L, C) with V (one more O(M L C^2) pass)
-    Vs = jnp.swapaxes(params["V"], -1, -2)[:, jnp.asarray(s)]        # (H, M, L, C)
+    Vs = jnp.swapaxes(params.V, -1, -2)[:, jnp.asarray(s)]        # (H, M, L, C)
     Z = jnp.einsum("hij,hmjc->mic", A, Vs)
-    if "b" in params:
-        Z = Z + params["b"]
+    if params.b is not None:
+        Z = Z + params.b
     return Z
 
 
-def fa_couplings(params: dict) -> jax.Array:
+def fa_couplings(params: FactoredParams | SoftmaxParams) -> jax.Array:
     """Effective couplings K_ij(a, b) = sum_h A^h_ij V^h_ab, (L, L, C, C), zero for i = j (§5)."""
-    return jnp.einsum("hij,hab->ijab", fa_attention(params), params["V"])
+    params = as_params(params)
+    return jnp.einsum("hij,hab->ijab", fa_attention(params), params.V)
 
 
-def fa_penalty(params: dict) -> jax.Array:
+def fa_penalty(params: FactoredParams | SoftmaxParams) -> jax.Array:
     """Sum of squared weights (L2 on A and V, or on P, WQ, WK, V for the softmax variant; not on b)."""
-    return sum(jnp.sum(v ** 2) for k, v in params.items() if k != "b")
+    params = as_params(params)
+    weights = (params.V, params.A) if isinstance(params, FactoredParams) else (params.V, params.P, params.WQ,
+                                                                                params.WK)
+    return sum(jnp.sum(v ** 2) for v in weights)
 
 
-def pl_loss(params: dict, s) -> jax.Array:
+def pl_loss(params: FactoredParams | SoftmaxParams, s) -> jax.Array:
     """Exact all-site pseudo-likelihood loss l_PL (§4)."""
     return pseudo_nll(fa_logits(params, s), s)
 
 
-def mlm_loss(params: dict, s, positions) -> jax.Array:
+def mlm_loss(params: FactoredParams | SoftmaxParams, s, positions) -> jax.Array:
     """One-mask MLM loss: mean over sequences of -log p(s_{m, i_m} | rest), ``positions`` (M,) (§4)."""
     z = fa_logits(params, s)                                       # masking is automatic (A_ii = 0)
     m = jnp.arange(z.shape[0])
@@ -228,9 +232,10 @@ def lbfgs(objective, params, *args, max_iter: int = 2000, tol: float = 1e-6, rto
 LAM_FIELDS = 1e-5
 
 
-def field_penalty(params: dict) -> jax.Array:
+def field_penalty(params: FactoredParams | SoftmaxParams) -> jax.Array:
     """Sum of squared fields ``b`` (0 for a model without fields), weighted by ``lam_fields`` in the fits."""
-    return jnp.sum(params["b"] ** 2) if "b" in params else jnp.zeros(())
+    b = as_params(params).b
+    return jnp.sum(b ** 2) if b is not None else jnp.zeros(())
 
 
 def _penalties(p, lam, lam_b, lam_J, K=None):
@@ -249,17 +254,18 @@ def _fa_objective_couplings(p, sb, wb, lam, lam_b, lam_J):
     logits of every block one dense product; the same value as :func:`_fa_objective`."""
     K = fa_couplings(p)
     Km = coupling_matrix(K)
-    return blocked_pl(lambda s: coupling_logits(Km, s, p.get("b")), sb, wb) + _penalties(p, lam, lam_b, lam_J, K)
+    return blocked_pl(lambda s: coupling_logits(Km, s, p.b), sb, wb) + _penalties(p, lam, lam_b, lam_J, K)
 
 
 def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000, tol: float = 1e-6,
               rtol: float = 1e-9, params=None, lam_fields: float = LAM_FIELDS, lam_J: float = 0.0, weights=None,
               dtype=None, progress=None, route: str | None = None, memory: int = 20):
     """Full-batch L-BFGS on l_PL + lam * ||weights||^2 + lam_fields * ||b||^2 + lam_J * ||K||^2 (= MLM in
-    expectation, §4); returns (params, FitInfo).
+    expectation, §4); returns (params, FitInfo), the parameters a record of ``cfg.kind``.
 
-    ``params``: a warm start (e.g. the fit at a neighbouring lambda); keys missing from it (a bias
-    added to a fit without one) are taken from the default initialisation.  ``lam_fields`` only acts
+    ``params``: a warm start of the same kind (e.g. the fit at a neighbouring lambda); its absent fields
+    (a bias added to a fit without one) are taken from the default initialisation, and a bias it has is
+    dropped when ``cfg`` has none.  ``lam_fields`` only acts
     on a model with fields (``cfg.bias``).  ``lam_J``: L2 weight on the effective couplings K (the
     plmDCA penalty, docs/potts_proteins.md §4).  ``weights`` (M,): sequence weights of the PL
     (:func:`sequence_weights`; default all 1).  ``dtype``: float precision of the fit (default float64;
@@ -272,7 +278,10 @@ def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000,
     dt = jnp.dtype(dtype or jnp.float64)
     p0 = fa_init(key, cfg)
     if params is not None:
-        p0 = {k: jnp.asarray(params[k]) if k in params else v for k, v in p0.items()}
+        params = as_params(params)
+        require(type(params) is type(p0), "params", f"a warm start of {type(params).__name__} for a "
+                f"{cfg.kind!r} model")
+        p0 = type(p0)(*(None if v is None else v if w is None else jnp.asarray(w) for v, w in zip(p0, params)))
     p0 = jax.tree.map(lambda x: jnp.asarray(x, dt), p0)
     route = route or ("couplings" if use_coupling_route(cfg.heads, cfg.C) else "heads")
     one_of(route, ("heads", "couplings"), "route")
@@ -290,7 +299,7 @@ def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000,
     positive(steps, "steps", integer=True)
     positive(batch, "batch", integer=True)
     k0, key = jax.random.split(key)
-    params = fa_init(k0, cfg) if params is None else params
+    params = fa_init(k0, cfg) if params is None else as_params(params)
     sched = optax.cosine_decay_schedule(lr, steps, alpha=0.01)
     opt = optax.adam(sched)
     M, L = s.shape

@@ -1,4 +1,4 @@
-"""Bayesian factored attention: a NumPyro pseudo-posterior sampled with NUTS (potts.md §11.1).
+"""Bayesian factored attention: the NumPyro pseudo-posterior and its mathematics (potts.md §11.1).
 
     A_ij ~ N(0, s_A^2) (i != j; the masked diagonal is not a parameter),  V_ab ~ N(0, s_V^2),
     b_i(a) ~ N(0, s_b^2) (optional per-site fields),
@@ -17,31 +17,33 @@ precision H J^-1 H on average.  Whether the intervals then cover the truth is an
 question: :func:`coverage` measures it on synthetic data with known couplings (tests and
 ``examples/potts_bayes.py``).  Convergence is diagnosed on gauge-invariant quantities (the
 gauge-fixed couplings K0), never on raw A, V (the (c, 1/c) scale symmetry).
+
+This module holds the model (:func:`pl_model`) and the mathematics around it: the MAP weight, the
+sandwich adjustments, coverage.  Sampling it is the runner's work: :mod:`bayes_attn.potts_bayes` (a layer
+above the inference and diagnostics layers) runs NUTS through the chunked runner and judges the draws with
+``bayes_attn.diagnostics.summarize``.
 """
 
 from __future__ import annotations
 
-import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
 from jax.flatten_util import ravel_pytree
-from numpyro.infer import MCMC, NUTS
 
-from .._errors import positive, require
+from .._errors import require
 from ._attention import fa_logits
 from ._gauge import gauge_fields, gauge_fix, true_couplings, zero_sum
 from ._model import pseudo_nll
+from ._params import FactoredParams, as_params
 
 
-def _params(z, L):
+def _params(z, L) -> FactoredParams:
+    """The single-head record of the sites ``z`` = {A_off, V, (b)} of :func:`pl_model`."""
     A = jnp.zeros((L, L), z["V"].dtype).at[~np.eye(L, dtype=bool)].set(z["A_off"])
-    p = {"A": A[None], "V": z["V"][None]}
-    if "b" in z:
-        p["b"] = z["b"]
-    return p
+    return FactoredParams(A[None], z["V"][None], z.get("b"))
 
 
 def pl_model(s, L: int, C: int, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0,
@@ -60,13 +62,19 @@ def map_lambda(M: int, L: int, omega: float = 1.0, scale: float = 1.0) -> float:
     return 1.0 / (2.0 * scale ** 2 * omega * M * L)
 
 
-def _z_of(params, L):
-    A = np.asarray(params["A"]).reshape(L, L)
-    z = {"A_off": jnp.asarray(A[~np.eye(L, dtype=bool)]), "V": jnp.asarray(np.asarray(params["V"]).reshape(
-        params["V"].shape[-2:]))}
-    if "b" in params:
-        z["b"] = jnp.asarray(params["b"])
+def pl_sites(params, L: int) -> dict:
+    """The sites {A_off, V, (b)} of :func:`pl_model` at a single-head :class:`FactoredParams` record (a start
+    of the chains, or the point of the sandwich adjustments)."""
+    params = as_params(params)
+    A = np.asarray(params.A).reshape(L, L)
+    z = {"A_off": jnp.asarray(A[~np.eye(L, dtype=bool)]), "V": jnp.asarray(np.asarray(params.V).reshape(
+        np.shape(params.V)[-2:]))}
+    if params.b is not None:
+        z["b"] = jnp.asarray(params.b)
     return z
+
+
+_z_of = pl_sites
 
 
 def _curvature_and_score_covariance(s, params, scale_A, scale_V, scale_b):
@@ -147,8 +155,24 @@ def _gauged(A, V, b=None):
     return K0, h0.reshape(*lead, *h0.shape[-2:])
 
 
+def gauged_couplings(A, V, b=None):
+    """One draw's gauge-invariant quantities, traceable (JAX): ``(K0, h0)`` with K0 (L, L, C, C) the zero-sum
+    gauge of the symmetrised A_ij V_ab (A (L, L) with a zero diagonal) and h0 (L, C) the fields in the gauge
+    that goes with it (:func:`gauge_fields`; ``None`` without fields).  What :func:`_gauged` computes for
+    arrays of draws."""
+    K = jnp.einsum("ij,ab->ijab", A, V)
+    S = 0.5 * (K + K.transpose(1, 0, 3, 2))
+    K0 = S - S.mean(-2, keepdims=True) - S.mean(-1, keepdims=True) + S.mean((-2, -1), keepdims=True)
+    if b is None:
+        return K0, None
+    L = A.shape[0]
+    h = b + (K * (1.0 - jnp.eye(L, dtype=K.dtype))[:, :, None, None]).mean(-1).sum(1)
+    return K0, h - h.mean(-1, keepdims=True)
+
+
 def adjust_draws(out: dict, adjustment: dict) -> dict:
-    """Apply :func:`curvature_adjustment` to the omega = 1 draws of :meth:`PseudoPosterior.run`: returns a
+    """Apply :func:`curvature_adjustment` to the omega = 1 draws of ``bayes_attn.potts_bayes.PseudoPosterior.run``:
+    returns a
     copy of ``out`` whose A, V, (b), K0, (h0) are the adjusted draws, with ``adjusted = True``.
 
     A draw in the mirror mode (-A, -V) (same couplings, far from theta_hat in these coordinates) is
@@ -178,58 +202,6 @@ def adjust_draws(out: dict, adjustment: dict) -> dict:
     if b is not None:
         res.update(b=b, h0=h0)
     return res
-
-
-class PseudoPosterior:
-    """NUTS on the pseudo-posterior, compiled once for a data shape (the data travel as arguments),
-    so repeated calibration runs on new data sets reuse it."""
-
-    def __init__(self, L: int, C: int, *, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0,
-                 scale_b: float | None = None, chains: int = 2, warmup: int = 300, draws: int = 300,
-                 max_tree_depth: int = 8, progress_bar: bool = False):
-        positive(omega, "omega")
-        self.L, self.C, self.omega, self.scales = L, C, float(omega), (scale_A, scale_V, scale_b)
-        kernel = NUTS(pl_model, target_accept_prob=0.85, max_tree_depth=max_tree_depth)
-        self.mcmc = MCMC(kernel, num_warmup=warmup, num_samples=draws, num_chains=chains,
-                         chain_method="sequential", progress_bar=progress_bar)
-
-    def run(self, key, s, init=None, omega: float | None = None) -> dict:
-        """Draws of A, V, (b), gauge-fixed couplings K0 (chains, draws, L, L, C, C), gauged fields h0,
-        R-hat / ESS of the off-diagonal K0 entries, divergences."""
-        s = jnp.asarray(s)
-        L, C = self.L, self.C
-        omega = self.omega if omega is None else float(omega)
-        chains = self.mcmc.num_chains
-        init_params = None
-        if init is not None:
-            init_params = _z_of(init, L)
-            if chains > 1:
-                init_params = jax.tree.map(lambda x: jnp.broadcast_to(x, (chains, *x.shape)), init_params)
-        self.mcmc.run(key, s, L, C, omega, *self.scales, init_params=init_params)
-        post = self.mcmc.get_samples(group_by_chain=True)
-        nc, nd = post["V"].shape[:2]
-        A = np.zeros((nc, nd, L, L))
-        A[..., ~np.eye(L, dtype=bool)] = np.asarray(post["A_off"])
-        V = np.asarray(post["V"])
-        b = np.asarray(post["b"]) if "b" in post else None
-        K0, h0 = _gauged(A, V, b)
-        out = {"A": A, "V": V, "K0": K0, "omega": omega, "pseudo_posterior": True}
-        if b is not None:
-            out.update(b=b, h0=h0)
-        flat = K0[:, :, ~np.eye(L, dtype=bool)].reshape(nc, nd, -1)
-        out["rhat_K_max"] = float(np.nanmax(np.asarray(az.rhat(flat), float))) if nc > 1 else float("nan")
-        out["ess_K_min"] = float(np.nanmin(np.asarray(az.ess(flat), float)))
-        out["divergences"] = int(np.asarray(self.mcmc.get_extra_fields()["diverging"]).sum())
-        return out
-
-
-def sample_pseudo_posterior(key, s, C: int, *, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0,
-                            scale_b: float | None = None, chains: int = 2, warmup: int = 300, draws: int = 300,
-                            init=None, progress_bar: bool = False) -> dict:
-    """One NUTS run on the pseudo-posterior (see :class:`PseudoPosterior`)."""
-    L = np.shape(s)[1]
-    return PseudoPosterior(L, C, omega=omega, scale_A=scale_A, scale_V=scale_V, scale_b=scale_b, chains=chains,
-                           warmup=warmup, draws=draws, progress_bar=progress_bar).run(key, s, init)
 
 
 def coverage(K0_draws, beta: float, J, U, level: float = 0.9) -> dict:
@@ -268,5 +240,5 @@ def pool_coverage(results) -> dict:
             "between_sets_se": between, "datasets": len(results)}
 
 
-__all__ = ["pl_model", "map_lambda", "sandwich_omega", "curvature_adjustment", "adjust_draws", "PseudoPosterior", "sample_pseudo_posterior", "coverage",
-           "pool_coverage"]
+__all__ = ["pl_model", "pl_sites", "map_lambda", "sandwich_omega", "curvature_adjustment", "adjust_draws",
+           "gauged_couplings", "coverage", "pool_coverage"]

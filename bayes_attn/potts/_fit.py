@@ -4,6 +4,10 @@ defaults for protein families (docs/potts_proteins.md §4).
 :class:`FitSettings` names the model (``factored``, ``softmax`` or ``plmdca``), the candidate values
 the scan visits (heads, lambdas, fields on/off), the fixed penalties, the stopping rule and the float
 precision; :func:`fit_scan` fits every candidate and returns a :class:`ScanResult`.
+
+The lambda choice of every model lives here: :func:`data_settings` for sequences drawn from a Potts model
+(factored and softmax attention walk :data:`LAM_GRID` down on the validation PL; plmDCA fits
+:data:`~bayes_attn.potts.PLM_LAM`), :func:`protein_settings` for protein families (below).
 :func:`protein_settings` converts the public tools' regularisation (pydca / CCMpred:
 ``lambda_J = 0.2 (L - 1)``, ``lambda_h = 1`` on the weighted *sum* over sequences) to this package's
 objective, which is the weighted *mean* over the M_eff * L conditional terms:
@@ -22,8 +26,9 @@ import numpy as np
 
 from .._errors import nonnegative_int, one_of, positive, require
 from ._attention import LAM_FIELDS, FAConfig, fa_couplings, fit_lbfgs
+from ._params import FA_PARAMS, FactoredParams, PlmParams, SoftmaxParams, as_params
 from ._pl import block_rows, blocked_pl, coupling_logits, coupling_matrix, to_blocks
-from ._plmdca import fit_plmdca
+from ._plmdca import PLM_LAM, fit_plmdca
 
 #: the models that :class:`FitSettings` (``model``) fits to an alignment
 FIT_MODELS = ("factored", "softmax", "plmdca")
@@ -32,6 +37,13 @@ DTYPES = ("float32", "float64")
 #: default number of heads of factored attention on protein families: the smallest validation PL among
 #: 32, 64, 128 and 256 heads on the rhomboid family (benchmarks/potts_proteins/heads.py, docs/potts_proteins.md §4)
 PROTEIN_HEADS = 256
+
+#: Default L2 grid of the validation scan of factored and softmax attention on data sets (project choice,
+#: docs/potts.md §4.1, docs/potts_choices.md): half-decade steps from 1e-3 down to 1e-6, visited from the
+#: largest down with the lambda path stopped once the validation PL rises.  The old default {1e-3, 1e-4, 1e-5}
+#: chose its smallest value at every M >= 10 000 of the recovery grid, i.e. the optimum lay outside it; the
+#: grid now brackets it there.
+LAM_GRID = (1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6)
 
 
 @dataclass(frozen=True)
@@ -86,23 +98,24 @@ class FitSettings:
 
 
 class ScanResult(NamedTuple):
-    """The chosen fit of a scan: ``params``, its ``config`` (``FAConfig``; ``None`` for plmDCA), its
-    ``best`` entry, and every ``entries`` of {heads, fields, lam, val_nll, fit}."""
+    """The chosen fit of a scan: ``params`` (its model's record), its ``config`` (``FAConfig``; ``None`` for
+    plmDCA), its ``best`` entry, and every ``entries`` of {heads, fields, lam, val_nll, fit}."""
 
-    params: dict
+    params: FactoredParams | SoftmaxParams | PlmParams
     config: FAConfig | None
     best: dict
     entries: list
 
 
-def couplings_of(params: dict):
-    """(K (L, L, C, C), fields (L, C) or None) as device arrays, for any fitted model."""
-    if "W" in params:
-        return params["W"], params["h"]
-    return fa_couplings(params), params.get("b")
+def couplings_of(params):
+    """(K (L, L, C, C), fields (L, C) or None) as device arrays, for any fitted model's record."""
+    params = as_params(params)
+    if isinstance(params, PlmParams):
+        return params.W, params.h
+    return fa_couplings(params), params.b
 
 
-def pl_value(params: dict, s, weights=None) -> float:
+def pl_value(params, s, weights=None) -> float:
     """The (weighted) PL loss of any fitted model on ``s``, through the coupling route in blocks."""
     K, b = couplings_of(params)
     L, C = K.shape[0], K.shape[-1]
@@ -133,10 +146,15 @@ def _fit_one(key, s, C, settings, heads, fields, lam, weights, init, progress):
         return p, None, info
     cfg = FAConfig(s.shape[1], C, kind="free" if settings.model == "factored" else "softmax", heads=int(heads),
                    bias=bool(fields))
-    if h0 is not None and fields and (init is None or "b" not in init):
-        init = {**(init or {}), "b": h0}
-    if settings.balanced_start and cfg.kind == "free" and (init is None or "A" not in init):
-        init = {**fa_balanced_start(key, cfg), **(init or {})}
+    if isinstance(init, FactoredParams if cfg.kind == "softmax" else SoftmaxParams):   # V and b carry over
+        init = (SoftmaxParams(None, None, None, init.V, init.b) if cfg.kind == "softmax"
+                else FactoredParams(None, init.V, init.b))
+    if h0 is not None and fields and (init is None or init.b is None):
+        empty = FactoredParams(None, None) if cfg.kind == "free" else SoftmaxParams(None, None, None, None)
+        init = (empty if init is None else init)._replace(b=h0)
+    if settings.balanced_start and cfg.kind == "free" and (init is None or init.A is None):
+        start = fa_balanced_start(key, cfg)
+        init = start if init is None else init._replace(A=start.A, V=start.V if init.V is None else init.V)
     p, info = fit_lbfgs(key, s, cfg, lam, max_iter=settings.max_iter, tol=settings.tol, rtol=settings.rtol,
                         params=init, lam_fields=LAM_FIELDS if settings.lam_fields is None else settings.lam_fields,
                         lam_J=settings.lam_J, weights=weights, dtype=dtype, progress=progress, memory=settings.memory)
@@ -148,16 +166,18 @@ def fit_scan(key, s, val, C: int, settings: FitSettings, *, weights=None, val_we
     """Fit every candidate of ``settings`` on ``s`` and keep the smallest validation PL on ``val``.
 
     Lambdas are visited from the largest down, each fit warm-started from the previous one of the same
-    (heads, fields) (``init``: a warm start for the first fit whose head count it matches).  ``weights`` / ``val_weights``:
+    (heads, fields) (``init``: a parameter record, a warm start for the first fit whose head count it matches;
+    its ``None`` fields are initialised as usual).  ``weights`` / ``val_weights``:
     sequence weights of the training and validation PL.  ``progress(entry)`` after every fit;
     ``iteration(it, objective, gradient norm)`` inside every fit.  Ties: the first."""
     s, val = np.asarray(s), np.asarray(val)
+    init = None if init is None else as_params(init, "init")
     heads = (1,) if settings.model == "plmdca" else settings.heads
     fields = (True,) if settings.model == "plmdca" else settings.fields
     entries, best = [], None
     for h in heads:
         for f in fields:
-            fits_init = init is not None and np.shape(init.get("V", np.zeros((0,))))[:1] == (h,)
+            fits_init = isinstance(init, FA_PARAMS) and init.V is not None and np.shape(init.V)[:1] == (h,)
             prev, prev_val = (init if fits_init else None), np.inf
             for lam in sorted(settings.lams, reverse=True):
                 p, cfg, info = _fit_one(key, s, C, settings, h, f, lam, weights,
@@ -177,7 +197,7 @@ def fit_scan(key, s, val, C: int, settings: FitSettings, *, weights=None, val_we
     return ScanResult(best[0], best[1], best[2], entries)
 
 
-def fa_balanced_start(key, cfg: FAConfig, norm: float = 1.0) -> dict:
+def fa_balanced_start(key, cfg: FAConfig, norm: float = 1.0) -> FactoredParams:
     """A random start of free factored attention whose two factors have the same Frobenius norm in every
     head: A^h_ij ~ N(0, (norm / L)^2), V^h_ab ~ N(0, (norm / C)^2), so ||A^h|| ~ ||V^h|| ~ norm
     (docs/potts_proteins.md §4).  The product A (x) V is unchanged by A -> cA, V -> V / c; a start with equal
@@ -187,11 +207,11 @@ def fa_balanced_start(key, cfg: FAConfig, norm: float = 1.0) -> dict:
     smallest at equal norms, so this start also sits where the optimum puts the scale.  No fields."""
     require(cfg.kind == "free", "model", "a balanced start is for free factored attention")
     kA, kV = jax.random.split(key)
-    return {"A": jax.random.normal(kA, (cfg.heads, cfg.L, cfg.L)) * (norm / cfg.L),
-            "V": jax.random.normal(kV, (cfg.heads, cfg.C, cfg.C)) * (norm / cfg.C)}
+    return FactoredParams(jax.random.normal(kA, (cfg.heads, cfg.L, cfg.L)) * (norm / cfg.L),
+                          jax.random.normal(kV, (cfg.heads, cfg.C, cfg.C)) * (norm / cfg.C))
 
 
-def fa_from_couplings(K, fields=None, heads: int = PROTEIN_HEADS) -> dict:
+def fa_from_couplings(K, fields=None, heads: int = PROTEIN_HEADS) -> FactoredParams:
     """Factored-attention parameters closest to couplings K (L, L, C, C) in Frobenius norm: the top ``heads``
     terms of the singular value decomposition of K as an ``(L*L, C*C)`` matrix, A^h = sqrt(s_h) u_h and
     V^h = sqrt(s_h) v_h (the best sum of ``heads`` Kronecker products, Eckart-Young); ``fields`` are kept as
@@ -205,10 +225,39 @@ def fa_from_couplings(K, fields=None, heads: int = PROTEIN_HEADS) -> dict:
     Km = (K * (1.0 - np.eye(L))[:, :, None, None]).reshape(L * L, C * C)
     u, sv, vt = np.linalg.svd(Km, full_matrices=False)
     r = np.sqrt(sv[:heads])
-    p = {"A": (u[:, :heads] * r).T.reshape(heads, L, L), "V": (vt[:heads] * r[:, None]).reshape(heads, C, C)}
-    if fields is not None:
-        p["b"] = np.asarray(fields, np.float64)
-    return p
+    return FactoredParams((u[:, :heads] * r).T.reshape(heads, L, L), (vt[:heads] * r[:, None]).reshape(heads, C, C),
+                          None if fields is None else np.asarray(fields, np.float64))
+
+
+def default_lams(model: str) -> tuple[float, ...]:
+    """The lambda candidates of a fit to a data set when none are given: :data:`LAM_GRID` for factored and
+    softmax attention (walked down on the validation PL, :func:`data_settings`), the one value
+    :data:`~bayes_attn.potts.PLM_LAM` for plmDCA (docs/potts.md §4.1 and §7.1)."""
+    one_of(model, FIT_MODELS, "model")
+    return (PLM_LAM,) if model == "plmdca" else LAM_GRID
+
+
+def data_settings(model: str, *, lams=None, heads=None, fields=(False, True), lam_fields: float | None = None,
+                  max_iter: int = 3000, dtype: str | None = None) -> FitSettings:
+    """Settings of a fit to sequences of a data set (``bayes-attn potts fit DATA.npz``; alignments of protein
+    families: :func:`protein_settings`), with the lambda choice of every model (docs/potts.md §4.1, §7.1;
+    docs/potts_choices.md "Hyper-parameters on validation" and "Baselines").
+
+    ``lams``: candidate L2 weights, every one fitted and the smallest validation PL kept; ``None``: the
+    defaults of :func:`default_lams`, where factored and softmax attention stop their lambda path once the
+    validation PL rises.  ``heads`` (default 1), ``fields`` (default: without and with) are the other
+    candidates.  ``lam_fields``: the field weight of factored/softmax attention (``None``:
+    :data:`~bayes_attn.potts.LAM_FIELDS`); plmDCA's field weight is its lambda.  Gradient tolerance 1e-6
+    (plmDCA 1e-5, as the public implementations), at most ``max_iter`` L-BFGS iterations, float64 unless
+    ``dtype`` says otherwise."""
+    one_of(model, FIT_MODELS, "model")
+    plm = model == "plmdca"
+    require(not (plm and lam_fields is not None), "lam-fields", "only factored and softmax fits have a field "
+            "weight of their own")
+    return FitSettings(model, heads=tuple(heads or (1,)), lams=tuple(lams) if lams else default_lams(model),
+                       fields=tuple(fields), lam_fields=None if plm else LAM_FIELDS if lam_fields is None else lam_fields,
+                       max_iter=max_iter, tol=1e-5 if plm else 1e-6, stop_when_worse=not plm and not lams,
+                       dtype=dtype or "float64")
 
 
 def protein_settings(model: str, L: int, M_eff: float, *, heads: int | None = None) -> FitSettings:
@@ -232,5 +281,5 @@ def protein_settings(model: str, L: int, M_eff: float, *, heads: int | None = No
                    lam_J=lam_J, max_iter=200)
 
 
-__all__ = ["FIT_MODELS", "DTYPES", "PROTEIN_HEADS", "FitSettings", "ScanResult", "couplings_of", "pl_value",
-           "fit_scan", "protein_settings", "profile_fields", "fa_balanced_start", "fa_from_couplings"]
+__all__ = ["FIT_MODELS", "DTYPES", "PROTEIN_HEADS", "LAM_GRID", "FitSettings", "ScanResult", "couplings_of",
+           "pl_value", "fit_scan", "default_lams", "data_settings", "protein_settings", "profile_fields", "fa_balanced_start", "fa_from_couplings"]

@@ -1,5 +1,5 @@
 """One report for every fitted model: test NLL gap, couplings and fields in the
-zero-sum gauge, factor recovery; and the default lambda grid of the validation scan (:func:`fit_scan`).
+zero-sum gauge, factor recovery.
 
 ``fa_metrics(params, model, data)`` serves ``bayes-attn potts fit`` and every example.  The gauge
 is stated in the result (``"gauge": "zero-sum"``): couplings are symmetrised and zero-summed
@@ -12,11 +12,11 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from .._errors import require
 from ._attention import fa_attention, fa_couplings, fa_logits
 from ._gauge import (abs_corr, factor_recovery, gauge_fields, gauge_fix, kronecker_rank1, offdiag, rel_error,
                      true_couplings, zero_sum)
 from ._model import Potts, nll_star, pseudo_nll
+from ._params import PARAMS, FactoredParams, PlmParams, as_params
 from ._plmdca import plm_couplings, plm_logits
 
 #: the gauge in which :func:`fa_metrics` compares couplings and fields (its ``"gauge"`` entry)
@@ -24,37 +24,31 @@ GAUGE = "zero-sum (couplings symmetrised then zero-summed over both colours; fie
         "colour means and are centred over colours)"
 
 
-#: Default L2 grid of the validation scan (project choice, docs/potts_choices.md): half-decade steps
-#: from 1e-3 down to 1e-6, visited from the largest down with the lambda path stopped once the
-#: validation PL rises.  The old default {1e-3, 1e-4, 1e-5} chose its smallest value at every
-#: M >= 10 000 of the recovery grid, i.e. the optimum lay outside it; the grid now brackets it there.
-LAM_GRID = (1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6)
+def logits_fn(params):
+    """The conditional-logits function of a fitted model's record: factored attention or plmDCA."""
+    return plm_logits if isinstance(as_params(params), PlmParams) else fa_logits
 
 
-def logits_fn(params: dict):
-    """The conditional-logits function of a fitted model: factored attention or plmDCA."""
-    if "W" in params:
-        return plm_logits
-    require("V" in params, "params", "are neither factored attention nor plmDCA parameters")
-    return fa_logits
-
-
-def couplings_and_fields(params: dict):
+def couplings_and_fields(params):
     """(K (L, L, C, C), fields (L, C) or None) of a fitted factored-attention or plmDCA model."""
-    if "W" in params:
-        return plm_couplings(params), np.asarray(params["h"])
-    return np.asarray(fa_couplings(params)), (np.asarray(params["b"]) if "b" in params else None)
+    params = as_params(params)
+    if isinstance(params, PlmParams):
+        return plm_couplings(params), np.asarray(params.h)
+    return np.asarray(fa_couplings(params)), (None if params.b is None else np.asarray(params.b))
 
 
-def fa_metrics(params: dict, model: Potts | None, data: dict, *, nll=None) -> dict:
+def fa_metrics(params, model: Potts | None, data: dict, *, nll=None) -> dict:
     """Metrics of a fit on ``data`` = {"val": (n, L), "test": (n, L)} (either optional).
 
+    ``params``: a parameter record (:class:`FactoredParams`, :class:`SoftmaxParams`, :class:`PlmParams`) or,
+    with ``nll``, the parameters of a model without coupling parameters (the transformer's pytree).
     ``model``: the true Potts model or ``None`` (then only the NLLs).  ``nll``: optional
     ``sequences -> PL loss`` for models without coupling parameters (the transformer).
     Keys: val_nll, test_nll; with the truth: nll_star, gap; corr_K and eps_J of the gauged
     couplings (i != j); corr_h and eps_h of the gauged fields (when the truth has fields);
     corr_A_J and corr_V_U (one free head); corr_Jhat_J_rank1 (Kronecker rank-1 projection)."""
     if nll is None:
+        params = as_params(params)
         lg = logits_fn(params)
         nll = lambda x: float(pseudo_nll(lg(params, x), x))  # noqa: E731
     out = {"gauge": GAUGE}
@@ -66,7 +60,7 @@ def fa_metrics(params: dict, model: Potts | None, data: dict, *, nll=None) -> di
     if "test_nll" in out:
         out["nll_star"] = nll_star(model, data["test"])
         out["gap"] = out["test_nll"] - out["nll_star"]
-    if "V" not in params and "W" not in params:
+    if not isinstance(params, PARAMS):
         return out
     K, b = couplings_and_fields(params)
     T = true_couplings(model.beta, model.J, model.U)
@@ -79,9 +73,9 @@ def fa_metrics(params: dict, model: Potts | None, data: dict, *, nll=None) -> di
         out["eps_h"] = rel_error(h0, t0)
     Jh, _, frac = kronecker_rank1(K)
     out["corr_Jhat_J_rank1"] = abs_corr(offdiag(Jh), offdiag(model.J))
-    if "A" in params and np.asarray(params["A"]).shape[0] == 1:
+    if isinstance(params, FactoredParams) and np.shape(params.A)[0] == 1:
         A = np.asarray(fa_attention(params))[0]
-        out.update(factor_recovery(0.5 * (A + A.T), np.asarray(params["V"])[0], model.J, model.U))
+        out.update(factor_recovery(0.5 * (A + A.T), np.asarray(params.V)[0], model.J, model.U))
     return out
 
 
@@ -90,4 +84,4 @@ def param_count(params: dict) -> int:
     return int(sum(np.size(x) for x in jax.tree.leaves(params)))
 
 
-__all__ = ["GAUGE", "LAM_GRID", "logits_fn", "couplings_and_fields", "fa_metrics", "param_count"]
+__all__ = ["GAUGE", "logits_fn", "couplings_and_fields", "fa_metrics", "param_count"]

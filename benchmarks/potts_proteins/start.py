@@ -46,11 +46,11 @@ def main(argv=None) -> int:
     init = None
     if args.start == "balanced":
         cfg = pt.FAConfig(aln.L, aln.C, heads=args.heads, bias=True)
-        init = {k: np.asarray(v) for k, v in pt.fa_balanced_start(jax.random.PRNGKey(1), cfg).items()}
+        init = jax.tree.map(np.asarray, pt.fa_balanced_start(jax.random.PRNGKey(1), cfg))
     t0, done = time.time(), 0
     while done < args.total:
         r = pt.fit_scan(jax.random.PRNGKey(0), aln.sequences, aln.sequences[:0], aln.C, st, weights=w, init=init)
-        init = {k: np.asarray(v) for k, v in r.params.items()}
+        init = jax.tree.map(np.asarray, r.params)
         st = replace(st, profile_fields=False)
         done += args.seg
         print(json.dumps({"family": args.family, "start": args.start, "H": args.heads, "memory": args.memory,
