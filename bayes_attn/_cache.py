@@ -174,8 +174,11 @@ def release_compiled_programs(fraction: float = 0.5) -> bool:
 
 #: JAX's monitoring events that make up compiling a program: tracing to a jaxpr, lowering to MLIR and XLA's
 #: backend compilation (a persistent-cache hit skips the last one).
-COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
-                  "/jax/core/compile/backend_compile_duration")
+COMPILE_EVENTS = (
+    "/jax/core/compile/jaxpr_trace_duration",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration",
+    "/jax/core/compile/backend_compile_duration",
+)
 
 
 class CompileTimer:
@@ -205,6 +208,17 @@ class CompileTimer:
         return False
 
 
-__all__ = ["ENV", "COMPILE_EVENTS", "CompileTimer", "cache_dir", "enable_compilation_cache", "limit_xla_threads",
-           "pin_to_one_core", "limit_native_threads", "usable_cores",
-           "SINGLE_THREAD_XLA_FLAGS", "memory_map_usage", "release_compiled_programs"]
+__all__ = [
+    "ENV",
+    "COMPILE_EVENTS",
+    "CompileTimer",
+    "cache_dir",
+    "enable_compilation_cache",
+    "limit_xla_threads",
+    "pin_to_one_core",
+    "limit_native_threads",
+    "usable_cores",
+    "SINGLE_THREAD_XLA_FLAGS",
+    "memory_map_usage",
+    "release_compiled_programs",
+]

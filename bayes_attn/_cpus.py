@@ -140,7 +140,7 @@ def pin_to_cpus(cpus) -> bool:
     except OSError:
         return False
     done: set[int] = set()
-    for _ in range(10):          # a thread started by a not-yet-pinned thread meanwhile: go round again
+    for _ in range(10):  # a thread started by a not-yet-pinned thread meanwhile: go round again
         try:
             tids = {int(t) for t in os.listdir("/proc/self/task")}
         except OSError:
@@ -150,7 +150,7 @@ def pin_to_cpus(cpus) -> bool:
         for tid in tids - done:
             try:
                 os.sched_setaffinity(tid, cpus)
-            except OSError:      # a thread that has just exited
+            except OSError:  # a thread that has just exited
                 pass
         done |= tids
     return True
@@ -188,5 +188,14 @@ def claim_cpus(n: int) -> tuple[int, ...] | None:
     return cpus
 
 
-__all__ = ["LOCK_ENV", "allowed_cpus", "lock_dir", "cpu_busy", "choose_cpus", "release_cpus", "pin_to_cpus",
-           "limit_native_threads", "claim_cpus"]
+__all__ = [
+    "LOCK_ENV",
+    "allowed_cpus",
+    "lock_dir",
+    "cpu_busy",
+    "choose_cpus",
+    "release_cpus",
+    "pin_to_cpus",
+    "limit_native_threads",
+    "claim_cpus",
+]

@@ -43,7 +43,7 @@ def renamed(names: dict[str, str]):
         if exc.field not in names:
             raise
         new = names[exc.field]
-        raise InputError(new + str(exc)[len(exc.field):], new) from None
+        raise InputError(new + str(exc)[len(exc.field) :], new) from None
 
 
 def positive(value: Any, field: str, *, integer: bool = False) -> Any:
@@ -71,8 +71,9 @@ def one_of(value: Any, choices: Iterable[str], field: str) -> str:
     return value
 
 
-def array(value: Any, field: str, *, ndim: int | None = None, shape: tuple | None = None,
-          dtype_kind: str = "fiub") -> np.ndarray:
+def array(
+    value: Any, field: str, *, ndim: int | None = None, shape: tuple | None = None, dtype_kind: str = "fiub"
+) -> np.ndarray:
     """Validate a numeric array: dtype kind, rank, shape (``None`` entries free), all finite."""
     try:
         arr = np.asarray(value)

@@ -29,7 +29,7 @@ def remove_stale_temporaries(path) -> list[Path]:
     p = Path(path)
     removed = []
     for tmp in p.parent.glob(f".{p.name}.*.tmp"):
-        pid = tmp.name[len(p.name) + 2:-len(".tmp")]
+        pid = tmp.name[len(p.name) + 2 : -len(".tmp")]
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
@@ -70,7 +70,7 @@ def atomic_write(path, write, *, field: str = "out") -> Path:
 def _discard(tmp: Path) -> None:
     try:
         tmp.unlink(missing_ok=True)
-    except OSError:            # the folder itself is missing or not a folder: nothing was written
+    except OSError:  # the folder itself is missing or not a folder: nothing was written
         pass
 
 
@@ -81,9 +81,11 @@ def atomic_write_bytes(path, data: bytes, *, field: str = "out") -> Path:
 
 def atomic_savez(path, *, field: str = "out", **arrays) -> Path:
     """``np.savez`` to ``path`` (:func:`atomic_write`); the name is kept as given, ``.npz`` included."""
+
     def write(tmp):
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
+
     return atomic_write(path, write, field=field)
 
 
@@ -146,7 +148,10 @@ def read_matrix(path, *, field: str) -> np.ndarray:
     if not isinstance(B, np.ndarray):  # an .npz archive
         B.close()
         raise InputError(f"{field}: {str(path)!r} is an .npz archive; give one array saved with numpy.save (.npy)")
-    if B.ndim != 2 or not (np.issubdtype(B.dtype, np.integer) or np.issubdtype(B.dtype, np.floating)) \
-            or not np.all(np.isfinite(B)):
+    if (
+        B.ndim != 2
+        or not (np.issubdtype(B.dtype, np.integer) or np.issubdtype(B.dtype, np.floating))
+        or not np.all(np.isfinite(B))
+    ):
         raise InputError(f"{field}: must be a finite 2-D real array, got shape {B.shape} and dtype {B.dtype}")
     return B.astype(float)

@@ -55,13 +55,14 @@ class PackageConventions(Extension):
         comment = []
         i = attr.lineno - 2
         while i >= 0 and lines[i].startswith(indent + "#:"):
-            comment.insert(0, lines[i][len(indent) + 2:].strip())
+            comment.insert(0, lines[i][len(indent) + 2 :].strip())
             i -= 1
         if not comment and "#: " in line:
             comment = [line.split("#: ", 1)[1].strip()]
         if comment:
-            attr.docstring = Docstring(_code_spans("\n".join(comment)), lineno=i + 2, endlineno=attr.lineno - 1,
-                                       parent=attr)
+            attr.docstring = Docstring(
+                _code_spans("\n".join(comment)), lineno=i + 2, endlineno=attr.lineno - 1, parent=attr
+            )
 
     def on_package(self, *, pkg: Module, loader, **kwargs) -> None:
         for mod in _modules(pkg):
@@ -93,8 +94,11 @@ def _target(value, name: str, root: str, exclude: str) -> str | None:
     module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
     if isinstance(module, str) and isinstance(qualname, str) and module.split(".")[0] == root:
         return f"{module}.{qualname}"
-    holders = [m for m, obj in list(sys.modules.items())
-               if m.split(".")[0] == root and m != exclude and getattr(obj, "__dict__", {}).get(name) is value]
+    holders = [
+        m
+        for m, obj in list(sys.modules.items())
+        if m.split(".")[0] == root and m != exclude and getattr(obj, "__dict__", {}).get(name) is value
+    ]
     if not holders:
         return None
     best = min(holders, key=lambda m: (sum(p.startswith("_") for p in m.split(".")), m.count("."), m))

@@ -71,14 +71,14 @@ def markov_seeds(k: int = 0) -> dict:
     return dict(seed_train=27 + off, seed_test=59 + off, seed_val=71 + off, head_seeds=(147 + off, 247 + off))
 
 
-def markov_sets(paths=4, P=100, n_test=1000, n_val=1000, seed_train=27, seed_test=59, seed_val=71,
-                head_seeds=(147, 247), noise=None):
+def markov_sets(
+    paths=4, P=100, n_test=1000, n_val=1000, seed_train=27, seed_test=59, seed_val=71, head_seeds=(147, 247), noise=None
+):
     """Markov task (train/test) and the same network on a validation set from the training law.
 
     ``noise`` overrides the noise strengths of ``paths`` (a GP baseline on a subset of paths
     must see the same data as the network it is compared with)."""
-    task = markov_task(P, n_test, paths, seed_train=seed_train, seed_test=seed_test, head_seeds=head_seeds,
-                       noise=noise)
+    task = markov_task(P, n_test, paths, seed_train=seed_train, seed_test=seed_test, head_seeds=head_seeds, noise=noise)
     xv, yv = markov_sequences(n_val, seed_val, tuple(task.meta["noise"]))
     return task, with_test_set(task, xv, yv, name=f"{task.name}-val")
 
@@ -118,8 +118,7 @@ def savefig(fig, name):
 DIGITS_SETS = ("val", "test", "novel", "ood_noise", "ood_transpose")
 
 
-def digits_gd(width=128, steps=3000, eval_every=100, patience=8, P=600, n_eval=1000, seed=0, retrain=False,
-              batch=128):
+def digits_gd(width=128, steps=3000, eval_every=100, patience=8, P=600, n_eval=1000, seed=0, retrain=False, batch=128):
     """Digits episode sets and the GD network (trained once, cached in ``$RUN_DIR/digits/gd.npz``; the cache is
     used only when its recorded ``GDConfig`` and episode sets are the ones asked for, otherwise the network is
     trained again)."""
@@ -131,8 +130,9 @@ def digits_gd(width=128, steps=3000, eval_every=100, patience=8, P=600, n_eval=1
     src = digits_episodes()
     sets = src.episode_sets(P=P, n_eval=n_eval, seed=seed)
     path = RUN_DIR / "digits" / "gd.npz"
-    cfg = gd.GDConfig(width=width, steps=steps, eval_every=min(eval_every, steps), patience=patience, seed=seed,
-                      batch=batch)
+    cfg = gd.GDConfig(
+        width=width, steps=steps, eval_every=min(eval_every, steps), patience=patience, seed=seed, batch=batch
+    )
     info = load_json(RUN_DIR / "digits" / "gd.json", {})
     key = {"P": P, "n_eval": n_eval, "seed": seed}  # the episode sets (early stopping reads the validation set)
     if path.is_file() and not retrain and info.get("config") == repr(cfg) and info.get("sets") == key:
@@ -142,12 +142,20 @@ def digits_gd(width=128, steps=3000, eval_every=100, patience=8, P=600, n_eval=1
         if path.is_file() and not retrain:
             print(f"{path} holds another network ({info.get('config')}); training {cfg!r}")
         t0 = time.time()
-        res = gd.train(cfg, lambda s: src.episodes("train", cfg.batch, 100_000 + s, balanced=False),
-                       sets["val"], src.n0)
+        res = gd.train(
+            cfg, lambda s: src.episodes("train", cfg.batch, 100_000 + s, balanced=False), sets["val"], src.n0
+        )
         params = res.params
         gd.save_gd(path, res, sets)
-        info = {"config": repr(cfg), "sets": key, "best_step": res.best_step, "best_val_accuracy": res.best_val_accuracy,
-                "stopped_early": res.stopped_early, "history": res.history, "seconds": time.time() - t0}
+        info = {
+            "config": repr(cfg),
+            "sets": key,
+            "best_step": res.best_step,
+            "best_val_accuracy": res.best_val_accuracy,
+            "stopped_early": res.stopped_early,
+            "history": res.history,
+            "seconds": time.time() - t0,
+        }
         save_json(info, RUN_DIR / "digits" / "gd.json")
     return src, sets, params, info
 

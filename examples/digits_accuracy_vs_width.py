@@ -29,21 +29,39 @@ def main(argv=None):
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--draws", type=int, default=300)
-    ap.add_argument("--thinning", type=int, default=1,
-                    help="sampler.thinning: NUTS iterations per stored draw (default 1)")
-    ap.add_argument("--init", default="theory", choices=("theory", "uniform"),
-                    help="where the Wishart chains start (sampler.init; 'uniform' runs at full tree depth for "
-                         "minutes on these 16-path problems, docs/wishart.md)")
-    ap.add_argument("--chain-method", default="sequential",
-                    help="sampler.chain_method; 'sequential' by default: vectorized chains wait for the longest "
-                         "tree of the four at every iteration, which on these 16-path problems costs ~2x")
-    ap.add_argument("--reuse", action="store_true",
-                    help="read sampled runs already in $RUN_DIR/digits/N*.nc instead of sampling again")
+    ap.add_argument(
+        "--thinning", type=int, default=1, help="sampler.thinning: NUTS iterations per stored draw (default 1)"
+    )
+    ap.add_argument(
+        "--init",
+        default="theory",
+        choices=("theory", "uniform"),
+        help="where the Wishart chains start (sampler.init; 'uniform' runs at full tree depth for "
+        "minutes on these 16-path problems, docs/wishart.md)",
+    )
+    ap.add_argument(
+        "--chain-method",
+        default="sequential",
+        help="sampler.chain_method; 'sequential' by default: vectorized chains wait for the longest "
+        "tree of the four at every iteration, which on these 16-path problems costs ~2x",
+    )
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="read sampled runs already in $RUN_DIR/digits/N*.nc instead of sampling again",
+    )
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
     gd_kw = {}
     if args.smoke:
-        args.widths, args.temps, args.gd_width, args.gd_steps, args.P, args.n_eval = [16, 100], [0.1, 0.5], 8, 10, 20, 20
+        args.widths, args.temps, args.gd_width, args.gd_steps, args.P, args.n_eval = (
+            [16, 100],
+            [0.1, 0.5],
+            8,
+            10,
+            20,
+            20,
+        )
         args.sample_widths, args.chains, args.warmup, args.draws, gd_kw = [16], 2, 20, 20, dict(batch=16)
 
     from bayes_attn.inference import request_host_devices
@@ -52,8 +70,20 @@ def main(argv=None):
     import matplotlib
 
     matplotlib.use("Agg")
-    from _common import DIGITS_SETS, FIG_DIR, RUN_DIR, digits_gd, digits_tasks, gp_U, mse, predict, save_json, \
-        savefig, select, solve_theory
+    from _common import (
+        DIGITS_SETS,
+        FIG_DIR,
+        RUN_DIR,
+        digits_gd,
+        digits_tasks,
+        gp_U,
+        mse,
+        predict,
+        save_json,
+        savefig,
+        select,
+        solve_theory,
+    )
     from bayes_attn import gd
     import arviz as az
 
@@ -62,8 +92,7 @@ def main(argv=None):
     from bayes_attn.inference import SamplerConfig, predictor_statistics, read_run, sample, write_run
 
     t0 = time.time()
-    src, sets, params, info = digits_gd(width=args.gd_width, steps=args.gd_steps, P=args.P, n_eval=args.n_eval,
-                                         **gd_kw)
+    src, sets, params, info = digits_gd(width=args.gd_width, steps=args.gd_steps, P=args.P, n_eval=args.n_eval, **gd_kw)
     tasks = digits_tasks(src, sets, params)
     gd_acc = {name: gd.accuracy(params, *sets[name]) for name in DIGITS_SETS if name in sets}
     print(f"GD network ({time.time() - t0:.0f} s): " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in gd_acc.items()))
@@ -109,8 +138,15 @@ def main(argv=None):
             ax.plot(W, [100 * acc[name][i, sel[i]] for i in range(len(W))], "o-", color=color, label=f"theory, {name}")
             ax.axhline(100 * gp_acc[name][T_gp], ls="--", lw=1, color=color, label=f"GP, {name}")
         for k, (N, s) in enumerate(sampled.items()):
-            ax.errorbar([N], [100 * s["chain_acc_mean"]], yerr=[100 * s["chain_acc_sd"]], fmt="s", color="k", capsize=3,
-                        label=None if k else f"sampled, test ({args.chains} chains, Wishart)")
+            ax.errorbar(
+                [N],
+                [100 * s["chain_acc_mean"]],
+                yerr=[100 * s["chain_acc_sd"]],
+                fmt="s",
+                color="k",
+                capsize=3,
+                label=None if k else f"sampled, test ({args.chains} chains, Wishart)",
+            )
         ax.plot(W, 100 * acc["test"].max(axis=1), ":", color="C0", lw=1, label="theory, test, T chosen on test")
         ax.set_xscale("log")
         ax.set_xlabel("width N")
@@ -119,14 +155,22 @@ def main(argv=None):
         ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
         fig.tight_layout()
         savefig(fig, "digits_accuracy_vs_width.png")
-        res = {"widths": W, "temperatures": T, "selected_T": [T[s] for s in sel], "gp_T": T_gp,
-               "theory": {name: [acc[name][i, sel[i]] for i in range(len(W))] for name in acc},
-               "theory_test_selected": acc["test"].max(axis=1).tolist(),
-               "gp": {name: gp_acc[name][T_gp] for name in gp_acc},
-               "gp_test_selected": max(gp_acc["test"].values()), "gd_accuracy": gd_acc,
-               "gd_training": {k: v for k, v in info.items() if k != "history"}, "solver_ok": ok.tolist(),
-               "sampled": {str(k): v for k, v in sampled.items()}, "accuracy_grid": {k: v.tolist() for k, v in acc.items()},
-               "seconds": time.time() - t0}
+        res = {
+            "widths": W,
+            "temperatures": T,
+            "selected_T": [T[s] for s in sel],
+            "gp_T": T_gp,
+            "theory": {name: [acc[name][i, sel[i]] for i in range(len(W))] for name in acc},
+            "theory_test_selected": acc["test"].max(axis=1).tolist(),
+            "gp": {name: gp_acc[name][T_gp] for name in gp_acc},
+            "gp_test_selected": max(gp_acc["test"].values()),
+            "gd_accuracy": gd_acc,
+            "gd_training": {k: v for k, v in info.items() if k != "history"},
+            "solver_ok": ok.tolist(),
+            "sampled": {str(k): v for k, v in sampled.items()},
+            "accuracy_grid": {k: v.tolist() for k, v in acc.items()},
+            "seconds": time.time() - t0,
+        }
         save_json(res, RUN_DIR / "digits" / "results.json")
         save_json(res, FIG_DIR / "digits_accuracy_vs_width.json")
 
@@ -136,27 +180,44 @@ def main(argv=None):
     for N in args.sample_widths:
         i = W.index(N)
         spec = tasks["test"].spec(width=N, temperature=T[sel[i]], readout="mean")
-        cfg = SamplerConfig(model="order_parameters", chains=args.chains, warmup=args.warmup, draws=args.draws, seed=0,
-                            thinning=args.thinning,
-                            progress_bar=not args.smoke, init=args.init,
-                            chain_method=args.chain_method)
+        cfg = SamplerConfig(
+            model="order_parameters",
+            chains=args.chains,
+            warmup=args.warmup,
+            draws=args.draws,
+            seed=0,
+            thinning=args.thinning,
+            progress_bar=not args.smoke,
+            init=args.init,
+            chain_method=args.chain_method,
+        )
         run_file = RUN_DIR / "digits" / f"N{N:05d}.nc"
         if args.reuse and run_file.is_file():
             dt = read_run(run_file)
-            require(dt.attrs["temperature"] == spec.temperature, "--reuse",
-                    f"{run_file} was sampled at T={dt.attrs['temperature']}, the selected T is {spec.temperature}")
+            require(
+                dt.attrs["temperature"] == spec.temperature,
+                "--reuse",
+                f"{run_file} was sampled at T={dt.attrs['temperature']}, the selected T is {spec.temperature}",
+            )
         else:
             dt = sample(tasks["test"], spec, cfg)
             write_run(dt, run_file)
         st = predictor_statistics(dt)
         f = dt["posterior"].ds["f"].values
         ca = [float(np.mean(np.sign(f[c].mean(0)) == tasks["test"].y_test)) for c in range(f.shape[0])]
-        sampled[N] = {"T": T[sel[i]], "accuracy": st["accuracy"], "chain_acc_mean": float(np.mean(ca)),
-                      "chain_acc_sd": float(np.std(ca)), "seconds": float(dt.attrs["wall_time_s"]),
-                      "max_rhat_f_U": max(float(az.rhat(dt["posterior"].ds[[v]])[v].max()) for v in ("f", "U")),
-                      "chains": int(f.shape[0]), "warmup": int(dt.attrs.get("warmup", args.warmup)),
-                      "draws": int(f.shape[1]), "thinning": int(dt.attrs.get("thinning", 1)),
-                      "gates": _gates(summarize(dt))}
+        sampled[N] = {
+            "T": T[sel[i]],
+            "accuracy": st["accuracy"],
+            "chain_acc_mean": float(np.mean(ca)),
+            "chain_acc_sd": float(np.std(ca)),
+            "seconds": float(dt.attrs["wall_time_s"]),
+            "max_rhat_f_U": max(float(az.rhat(dt["posterior"].ds[[v]])[v].max()) for v in ("f", "U")),
+            "chains": int(f.shape[0]),
+            "warmup": int(dt.attrs.get("warmup", args.warmup)),
+            "draws": int(f.shape[1]),
+            "thinning": int(dt.attrs.get("thinning", 1)),
+            "gates": _gates(summarize(dt)),
+        }
         sampled[N]["U"] = _u_agreement(dt, U_star[i, sel[i]], U_gd)
         draws = dt["posterior"].ds["U"].values
         U_maps[N] = (U_star[i, sel[i]], draws.mean(axis=(0, 1)), draws.std(axis=(0, 1)))
@@ -178,12 +239,15 @@ def _u_agreement(dt, U_theory, U_gd) -> dict:
     iu = np.triu_indices(mean.shape[0])  # U is symmetric: each entry once
     d = (mean - U_theory)[iu]
     n_t, n_g = U_theory / np.max(np.abs(U_theory)), U_gd / np.max(np.abs(U_gd))
-    return {"corr_theory": float(np.corrcoef(mean[iu], U_theory[iu])[0, 1]),
-            "rel_frobenius_theory": float(np.linalg.norm(mean - U_theory) / np.linalg.norm(U_theory)),
-            "max_abs_z_theory": float(np.max(np.abs(d) / mcse[iu])),
-            "max_mcse": float(mcse.max()), "max_abs_U_theory": float(np.max(np.abs(U_theory))),
-            "corr_gd": float(np.corrcoef((mean / np.max(np.abs(mean)))[iu], n_g[iu])[0, 1]),
-            "corr_theory_gd": float(np.corrcoef(n_t[iu], n_g[iu])[0, 1])}
+    return {
+        "corr_theory": float(np.corrcoef(mean[iu], U_theory[iu])[0, 1]),
+        "rel_frobenius_theory": float(np.linalg.norm(mean - U_theory) / np.linalg.norm(U_theory)),
+        "max_abs_z_theory": float(np.max(np.abs(d) / mcse[iu])),
+        "max_mcse": float(mcse.max()),
+        "max_abs_U_theory": float(np.max(np.abs(U_theory))),
+        "corr_gd": float(np.corrcoef((mean / np.max(np.abs(mean)))[iu], n_g[iu])[0, 1]),
+        "corr_theory_gd": float(np.corrcoef(n_t[iu], n_g[iu])[0, 1]),
+    }
 
 
 def _plot_u(U_maps, U_gd, temps):
@@ -200,8 +264,12 @@ def _plot_u(U_maps, U_gd, temps):
     for r, N in enumerate(rows):
         Ut, mean, sd = U_maps[N]
         scale = np.max(np.abs(Ut))
-        panels = [(Ut, f"theory U* (N={N}, T={temps[N]})"), (mean, f"sampled E[U] (N={N})"),
-                  (mean - Ut, "sampled - theory"), (sd, "posterior s.d.")]
+        panels = [
+            (Ut, f"theory U* (N={N}, T={temps[N]})"),
+            (mean, f"sampled E[U] (N={N})"),
+            (mean - Ut, "sampled - theory"),
+            (sd, "posterior s.d."),
+        ]
         for c, (M, title) in enumerate(panels):
             im = axes[r, c].imshow(M / scale, cmap="RdBu_r", vmin=-1, vmax=1)
             axes[r, c].set_title(title + (f"\nrow divided by {scale:.3g}" if c == 0 else ""), fontsize=7)
@@ -214,8 +282,11 @@ def _plot_u(U_maps, U_gd, temps):
         ax.set_xticks([])
         ax.set_yticks([])
     fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8)
-    fig.suptitle("digits, 16 x 16 path matrix U_1 (4 x 4 heads); each row divided by its max |U*|, U_GD by its own max; "
-                 "one colour scale", fontsize=8)
+    fig.suptitle(
+        "digits, 16 x 16 path matrix U_1 (4 x 4 heads); each row divided by its max |U*|, U_GD by its own max; "
+        "one colour scale",
+        fontsize=8,
+    )
     savefig(fig, "digits_U_sampled_theory_gd.png")
 
 
@@ -223,11 +294,22 @@ def _gates(rep) -> dict:
     """The package's one verdict (``diagnostics.summarize``): R-hat and bulk/tail ESS of f, U and U_a, divergences,
     E-BFMI of the energy, with the thresholds it was judged by."""
     t = rep.thresholds
-    return {"passed": rep.passed, "max_rhat": rep.max_rhat, "min_ess_bulk": rep.min_ess_bulk,
-            "min_ess_tail": rep.min_ess_tail, "divergences": rep.divergences,
-            "min_bfmi": None if rep.bfmi is None else float(min(rep.bfmi)), "failures": rep.failures,
-            "thresholds": {"rhat_max": t.rhat_max, "ess_bulk_min": t.ess_bulk_min, "ess_tail_min": t.ess_tail_min,
-                           "max_divergences": t.max_divergences, "bfmi_min": t.bfmi_min}}
+    return {
+        "passed": rep.passed,
+        "max_rhat": rep.max_rhat,
+        "min_ess_bulk": rep.min_ess_bulk,
+        "min_ess_tail": rep.min_ess_tail,
+        "divergences": rep.divergences,
+        "min_bfmi": None if rep.bfmi is None else float(min(rep.bfmi)),
+        "failures": rep.failures,
+        "thresholds": {
+            "rhat_max": t.rhat_max,
+            "ess_bulk_min": t.ess_bulk_min,
+            "ess_tail_min": t.ess_tail_min,
+            "max_divergences": t.max_divergences,
+            "bfmi_min": t.bfmi_min,
+        },
+    }
 
 
 if __name__ == "__main__":

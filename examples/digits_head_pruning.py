@@ -24,9 +24,13 @@ def main(argv=None):
     ap.add_argument("--width", type=int, default=10)
     ap.add_argument("--eval-set", default="test", choices=("test", "novel", "val"))
     ap.add_argument("--n-random", type=int, default=20)
-    ap.add_argument("--temperature", type=float, default=None,
-                    help="T of the theory (default: the validation-selected T at --width in "
-                         "digits_accuracy_vs_width.py's results.json, else 0.5)")
+    ap.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="T of the theory (default: the validation-selected T at --width in "
+        "digits_accuracy_vs_width.py's results.json, else 0.5)",
+    )
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
     gd_kw = dict(width=8, steps=10, P=20, n_eval=20, batch=16) if args.smoke else {}
@@ -39,7 +43,11 @@ def main(argv=None):
     src, sets, params, _ = digits_gd(**gd_kw)
     tasks = digits_tasks(src, sets, params)
     res = load_json(RUN_DIR / "digits" / "results.json", {})
-    T = args.temperature if args.temperature is not None else dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.5)
+    T = (
+        args.temperature
+        if args.temperature is not None
+        else dict(zip(res.get("widths", []), res.get("selected_T", []))).get(args.width, 0.5)
+    )
     spec = tasks["val"].spec(width=args.width, temperature=T, readout="mean")
     U = np.asarray(solve_theory(spec, tasks["val"]).U)
     heads = tasks["val"].heads
@@ -89,18 +97,40 @@ def main(argv=None):
     ax.set_yticks([])
     fig.tight_layout()
     savefig(fig, "digits_head_pruning.png")
-    out = {"T": T, "width": args.width, "eval_set": args.eval_set, "full_accuracy": base,
-           "heads": [f"{l}-{h}" for l, h in heads_list],
-           "scores": {f"{l}-{h}": float(scores[l][h]) for l, h in heads_list},
-           "drops": {f"{l}-{h}": float(drops[(l, h)]) for l, h in heads_list},
-           "spearman_rho": rho, "spearman_p": pval,
-           "scores_per_layer": {f"{l}-{h}": float(scores_layer[l][h]) for l, h in heads_list},
-           "spearman_rho_per_layer": rho_layer, "spearman_p_per_layer": pval_layer, "ascending_order": [f"{l}-{h}" for l, h in asc],
-           "curve_ascending": curves["ascending"].tolist(), "curve_descending": curves["descending"].tolist(),
-           "curve_random_mean": m.tolist(), "curve_random_sd": s.tolist(), "U_corr_theory_gd": corr_U}
+    out = {
+        "T": T,
+        "width": args.width,
+        "eval_set": args.eval_set,
+        "full_accuracy": base,
+        "heads": [f"{l}-{h}" for l, h in heads_list],
+        "scores": {f"{l}-{h}": float(scores[l][h]) for l, h in heads_list},
+        "drops": {f"{l}-{h}": float(drops[(l, h)]) for l, h in heads_list},
+        "spearman_rho": rho,
+        "spearman_p": pval,
+        "scores_per_layer": {f"{l}-{h}": float(scores_layer[l][h]) for l, h in heads_list},
+        "spearman_rho_per_layer": rho_layer,
+        "spearman_p_per_layer": pval_layer,
+        "ascending_order": [f"{l}-{h}" for l, h in asc],
+        "curve_ascending": curves["ascending"].tolist(),
+        "curve_descending": curves["descending"].tolist(),
+        "curve_random_mean": m.tolist(),
+        "curve_random_sd": s.tolist(),
+        "U_corr_theory_gd": corr_U,
+    }
     save_json(out, FIG_DIR / "digits_head_pruning.json")
-    print({k: out[k] for k in ("full_accuracy", "spearman_rho", "spearman_p", "spearman_rho_per_layer",
-                               "spearman_p_per_layer", "U_corr_theory_gd")})
+    print(
+        {
+            k: out[k]
+            for k in (
+                "full_accuracy",
+                "spearman_rho",
+                "spearman_p",
+                "spearman_rho_per_layer",
+                "spearman_p_per_layer",
+                "U_corr_theory_gd",
+            )
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -28,12 +28,12 @@ def fit_slope(N, gap, se):
     """Weighted least squares of ln|gap| on ln N: ``(slope, its standard error, intercept)``."""
     x, yv = np.log(N), np.log(np.abs(gap))
     sd = np.maximum(se / np.abs(gap), 1e-3)  # relative MCSE = s.d. of ln|gap|, floored
-    w = 1.0 / sd ** 2
+    w = 1.0 / sd**2
     X = np.stack([np.ones_like(x), x], axis=1)
     cov = np.linalg.inv(X.T @ (X * w[:, None]))
     beta = cov @ X.T @ (w * yv)
     res = yv - X @ beta
-    s2 = float(np.sum(w * res ** 2) / max(len(x) - 2, 1))  # scale by the residual variance (model error)
+    s2 = float(np.sum(w * res**2) / max(len(x) - 2, 1))  # scale by the residual variance (model error)
     return float(beta[1]), float(np.sqrt(cov[1, 1] * max(s2, 1.0))), float(beta[0])
 
 
@@ -59,12 +59,25 @@ def main(argv=None):
         t0 = time.time()
         sad = log_evidence(task, spec)
         ex = exact_log_evidence(task, spec, n_pairs=args.pairs, seed=N, solution=sad.solution, progress=True)
-        rows.append({"N": N, "log_evidence_saddle": sad.log_evidence, "log_evidence_exact": ex.log_evidence,
-                     "log_evidence_exact_mcse": ex.mcse, "gap": ex.log_evidence - sad.log_evidence,
-                     "laplace_at_exact_mode": ex.laplace_at_mode, "ess": ex.ess, "n_draws": ex.n_draws,
-                     "saddle_terms": {k: v for k, v in sad.as_dict().items()}, "seconds": time.time() - t0})
-        print(f"N={N}: saddle {sad.log_evidence:.6f} exact {ex.log_evidence:.6f} +- {ex.mcse:.1e} "
-              f"gap {rows[-1]['gap']:.3e} (ESS {ex.ess:.0f}, {rows[-1]['seconds']:.1f} s)", flush=True)
+        rows.append(
+            {
+                "N": N,
+                "log_evidence_saddle": sad.log_evidence,
+                "log_evidence_exact": ex.log_evidence,
+                "log_evidence_exact_mcse": ex.mcse,
+                "gap": ex.log_evidence - sad.log_evidence,
+                "laplace_at_exact_mode": ex.laplace_at_mode,
+                "ess": ex.ess,
+                "n_draws": ex.n_draws,
+                "saddle_terms": {k: v for k, v in sad.as_dict().items()},
+                "seconds": time.time() - t0,
+            }
+        )
+        print(
+            f"N={N}: saddle {sad.log_evidence:.6f} exact {ex.log_evidence:.6f} +- {ex.mcse:.1e} "
+            f"gap {rows[-1]['gap']:.3e} (ESS {ex.ess:.0f}, {rows[-1]['seconds']:.1f} s)",
+            flush=True,
+        )
     N = np.array([r["N"] for r in rows], float)
     gap = np.array([r["gap"] for r in rows])
     se = np.array([r["log_evidence_exact_mcse"] for r in rows])
@@ -83,8 +96,17 @@ def main(argv=None):
     fig.tight_layout()
     FIG_DIR.mkdir(parents=True, exist_ok=True)
     fig.savefig(FIG_DIR / "evidence_gap_vs_width.png", dpi=110)
-    out = {"task": "markov-4", "P": P, "T": args.temperature, "pairs": args.pairs, "rows": rows,
-           "fit_from": args.fit_from, "slope": slope, "slope_se": slope_se, "smoke": args.smoke}
+    out = {
+        "task": "markov-4",
+        "P": P,
+        "T": args.temperature,
+        "pairs": args.pairs,
+        "rows": rows,
+        "fit_from": args.fit_from,
+        "slope": slope,
+        "slope_se": slope_se,
+        "smoke": args.smoke,
+    }
     tmp = FIG_DIR / "evidence_gap_vs_width.json.tmp"
     tmp.write_text(json.dumps(out, indent=1, default=float))
     os.replace(tmp, FIG_DIR / "evidence_gap_vs_width.json")

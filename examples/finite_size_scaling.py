@@ -24,8 +24,7 @@ from pathlib import Path
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--widths", type=int, nargs="+",
-                    default=[16, 30, 100, 300, 1000, 3000, 10000, 30000, 100000])
+    ap.add_argument("--widths", type=int, nargs="+", default=[16, 30, 100, 300, 1000, 3000, 10000, 30000, 100000])
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=1000)
@@ -33,8 +32,12 @@ def main(argv=None):
     ap.add_argument("--fit-min", type=int, default=100, help="smallest N in the slope fit")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
-    ap.add_argument("--from-json", nargs="+", default=None,
-                    help="no sampling: merge the rows of earlier runs' JSON files (e.g. widths run in parallel), fit, plot")
+    ap.add_argument(
+        "--from-json",
+        nargs="+",
+        default=None,
+        help="no sampling: merge the rows of earlier runs' JSON files (e.g. widths run in parallel), fit, plot",
+    )
     args = ap.parse_args(argv)
     if args.smoke:
         args.widths, args.chains, args.warmup, args.draws, args.n_test = [30, 1000], 2, 100, 100, 10
@@ -72,8 +75,14 @@ def main(argv=None):
         U_prev = sol.Us
         m_th, _ = predict(sol.U, task.phi("train", spec), task.phi("test", spec), task.y_train, spec.temperature)
         m_th = np.asarray(m_th)
-        cfg = SamplerConfig(model="order_parameters", chains=args.chains, warmup=args.warmup, draws=args.draws,
-                            seed=args.seed, progress_bar=False)
+        cfg = SamplerConfig(
+            model="order_parameters",
+            chains=args.chains,
+            warmup=args.warmup,
+            draws=args.draws,
+            seed=args.seed,
+            progress_bar=False,
+        )
         t0 = time.perf_counter()
         dt = sample(task, spec, cfg)
         wall = time.perf_counter() - t0
@@ -81,21 +90,26 @@ def main(argv=None):
         rhat = float(np.max(np.asarray(az.rhat(post["f"]))))
         zv = zero_variance_statistics(dt, task, spec, names=("f",))["f"]
         gap = zv["mean"] - m_th
-        rows.append({
-            "N": N,
-            "gap_rms": float(np.sqrt(np.mean(gap ** 2))),
-            "mcse_rms": float(np.sqrt(np.mean(zv["mcse"] ** 2))),
-            "gap_rms_plain": float(np.sqrt(np.mean((zv["mean_plain"] - m_th) ** 2))),
-            "mcse_rms_plain": float(np.sqrt(np.mean(zv["mcse_plain"] ** 2))),
-            "rhat_max_f": rhat,
-            "divergences": int(dt["sample_stats"].ds["diverging"].values.sum()),
-            "wall_s": wall,
-            "theory_ok": bool(sol.status.ok),
-        })
+        rows.append(
+            {
+                "N": N,
+                "gap_rms": float(np.sqrt(np.mean(gap**2))),
+                "mcse_rms": float(np.sqrt(np.mean(zv["mcse"] ** 2))),
+                "gap_rms_plain": float(np.sqrt(np.mean((zv["mean_plain"] - m_th) ** 2))),
+                "mcse_rms_plain": float(np.sqrt(np.mean(zv["mcse_plain"] ** 2))),
+                "rhat_max_f": rhat,
+                "divergences": int(dt["sample_stats"].ds["diverging"].values.sum()),
+                "wall_s": wall,
+                "theory_ok": bool(sol.status.ok),
+            }
+        )
         r = rows[-1]
-        print(f"N={N:>6}  gap={r['gap_rms']:.3e} (MC floor {r['mcse_rms']:.1e}; plain {r['gap_rms_plain']:.2e} "
-              f"+- {r['mcse_rms_plain']:.1e})  R-hat max {rhat:.4f}  div {r['divergences']}  {wall:.0f} s "
-              f"theory ok={r['theory_ok']}", flush=True)
+        print(
+            f"N={N:>6}  gap={r['gap_rms']:.3e} (MC floor {r['mcse_rms']:.1e}; plain {r['gap_rms_plain']:.2e} "
+            f"+- {r['mcse_rms_plain']:.1e})  R-hat max {rhat:.4f}  div {r['divergences']}  {wall:.0f} s "
+            f"theory ok={r['theory_ok']}",
+            flush=True,
+        )
     rows.sort(key=lambda r: r["N"])
     Ns = np.array([r["N"] for r in rows], float)
     gaps = np.array([r["gap_rms"] for r in rows])
@@ -118,9 +132,21 @@ def main(argv=None):
     out_dir.mkdir(parents=True, exist_ok=True)
     fig.savefig(out_dir / "finite_size_scaling.png", dpi=150)
     with open(out_dir / "finite_size_scaling.json", "w") as fh:
-        json.dump({"slope": float(slope), "fit_min": args.fit_min, "P": P, "T": 0.01, "rows": rows,
-                   "chains": args.chains, "warmup": args.warmup, "draws": args.draws,
-                   "n_test": args.n_test}, fh, indent=1)
+        json.dump(
+            {
+                "slope": float(slope),
+                "fit_min": args.fit_min,
+                "P": P,
+                "T": 0.01,
+                "rows": rows,
+                "chains": args.chains,
+                "warmup": args.warmup,
+                "draws": args.draws,
+                "n_test": args.n_test,
+            },
+            fh,
+            indent=1,
+        )
     print(f"wrote {out_dir / 'finite_size_scaling.png'}")
 
 

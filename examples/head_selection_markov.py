@@ -35,8 +35,17 @@ def main(argv=None):
 
     import bayes_attn  # noqa: F401
     from bayes_attn.tasks import markov_task
-    from bayes_attn.theory import (TheoryWarning, drop_head, evidence_head_selection, head_scores, log_evidence,
-                                   predict, saddle_log_evidence, silence, sub_network)
+    from bayes_attn.theory import (
+        TheoryWarning,
+        drop_head,
+        evidence_head_selection,
+        head_scores,
+        log_evidence,
+        predict,
+        saddle_log_evidence,
+        silence,
+        sub_network,
+    )
     from bayes_attn.theory._predictor import subset_phi
 
     P, n_test = (20, 20) if args.smoke else (100, 1000)
@@ -57,8 +66,11 @@ def main(argv=None):
             y = jnp.asarray(task.y_train)
 
             def acc_at(Uc, keep=None):
-                tr, te = (ph_tr, ph_te) if keep is None else (subset_phi(ph_tr, spec.heads, keep),
-                                                              subset_phi(ph_te, spec.heads, keep))
+                tr, te = (
+                    (ph_tr, ph_te)
+                    if keep is None
+                    else (subset_phi(ph_tr, spec.heads, keep), subset_phi(ph_te, spec.heads, keep))
+                )
                 m, _ = predict(jnp.asarray(Uc), tr, te, y, spec.temperature)
                 return float(np.mean(np.sign(np.asarray(m)) == task.y_test))
 
@@ -71,29 +83,55 @@ def main(argv=None):
                 keep = drop_head(spec.heads, [k])
                 sub, ph = sub_network(spec, ph_tr, keep)
                 e = saddle_log_evidence(sub, ph, task.y_train)
-                removal[names[i]] = {"evidence_cost": full.log_evidence - e.log_evidence,
-                                     "accuracy_drop": base - acc_at(e.solution.U, keep)}
+                removal[names[i]] = {
+                    "evidence_cost": full.log_evidence - e.log_evidence,
+                    "accuracy_drop": base - acc_at(e.solution.U, keep),
+                }
         sc_all = np.concatenate(head_scores(U, spec.heads))
         sc_layer = np.concatenate(head_scores(U, spec.heads, normalize="layer"))
-        row = {"log_evidence_full": full.log_evidence, "test_accuracy_full": base,
-               "evidence_order": [[names[heads.index(tuple(r))] for r in st["removed"]] for st in stages],
-               "stages": [{"removed": [names[heads.index(tuple(r))] for r in st["removed"]],
-                           "log_evidence": st["log_evidence"], "test_accuracy": st["test_accuracy"]} for st in stages],
-               "scores_all": dict(zip(names, sc_all.tolist())), "scores_layer": dict(zip(names, sc_layer.tolist())),
-               "score_order_all": [names[i] for i in np.argsort(sc_all, kind="stable")],
-               "score_order_layer": [names[i] for i in np.argsort(sc_layer, kind="stable")],
-               "silencing_drop": silenced, "removal": removal}
+        row = {
+            "log_evidence_full": full.log_evidence,
+            "test_accuracy_full": base,
+            "evidence_order": [[names[heads.index(tuple(r))] for r in st["removed"]] for st in stages],
+            "stages": [
+                {
+                    "removed": [names[heads.index(tuple(r))] for r in st["removed"]],
+                    "log_evidence": st["log_evidence"],
+                    "test_accuracy": st["test_accuracy"],
+                }
+                for st in stages
+            ],
+            "scores_all": dict(zip(names, sc_all.tolist())),
+            "scores_layer": dict(zip(names, sc_layer.tolist())),
+            "score_order_all": [names[i] for i in np.argsort(sc_all, kind="stable")],
+            "score_order_layer": [names[i] for i in np.argsort(sc_layer, kind="stable")],
+            "silencing_drop": silenced,
+            "removal": removal,
+        }
         out["widths"][str(N)] = row
-        print(f"N={N}: evidence order {row['evidence_order'][-1]}, score order {row['score_order_all']}; "
-              f"removal costs {({k: round(v['evidence_cost'], 2) for k, v in removal.items()})}", flush=True)
+        print(
+            f"N={N}: evidence order {row['evidence_order'][-1]}, score order {row['score_order_all']}; "
+            f"removal costs { ({k: round(v['evidence_cost'], 2) for k, v in removal.items()}) }",
+            flush=True,
+        )
     fig, axes = plt.subplots(1, len(args.widths), figsize=(5 * len(args.widths), 3.4), squeeze=False)
     for ax, N in zip(axes[0], args.widths):
         r = out["widths"][str(N)]
         x = np.arange(len(names))
-        ax.bar(x - 0.2, [r["removal"][n]["evidence_cost"] if n in r["removal"] else np.nan for n in names], 0.4, label="evidence cost (nats)")
+        ax.bar(
+            x - 0.2,
+            [r["removal"][n]["evidence_cost"] if n in r["removal"] else np.nan for n in names],
+            0.4,
+            label="evidence cost (nats)",
+        )
         ax2 = ax.twinx()
-        ax2.bar(x + 0.2, [100 * r["removal"][n]["accuracy_drop"] if n in r["removal"] else np.nan for n in names], 0.4, color="C3",
-                label="accuracy drop (points)")
+        ax2.bar(
+            x + 0.2,
+            [100 * r["removal"][n]["accuracy_drop"] if n in r["removal"] else np.nan for n in names],
+            0.4,
+            color="C3",
+            label="accuracy drop (points)",
+        )
         ax.set_xticks(x, names, fontsize=7)
         ax.set_title(f"single-head removal, N={N} (sub-network re-solved)", fontsize=8)
         ax.set_ylabel("evidence cost (nats)")

@@ -46,13 +46,24 @@ def correlations(data: dict) -> dict:
     for mode in ("all", "layer"):
         s = np.concatenate(normalize_scores(per, mode))
         r = spearmanr(s, drops)
-        out[mode] = {"scores": s.tolist(), "spearman_rho": float(r.statistic), "spearman_p": float(r.pvalue),
-                     "spearman_p_exact": exact_p(s, drops)}
+        out[mode] = {
+            "scores": s.tolist(),
+            "spearman_rho": float(r.statistic),
+            "spearman_p": float(r.pvalue),
+            "spearman_p_exact": exact_p(s, drops),
+        }
     k, within = 0, []
     for l, sc in enumerate(per):
-        r = spearmanr(sc, drops[k:k + len(sc)])
-        within.append({"layer": l + 1, "spearman_rho": float(r.statistic), "spearman_p": float(r.pvalue),
-                       "spearman_p_exact": exact_p(sc, drops[k:k + len(sc)]), "n_heads": len(sc)})
+        r = spearmanr(sc, drops[k : k + len(sc)])
+        within.append(
+            {
+                "layer": l + 1,
+                "spearman_rho": float(r.statistic),
+                "spearman_p": float(r.pvalue),
+                "spearman_p_exact": exact_p(sc, drops[k : k + len(sc)]),
+                "n_heads": len(sc),
+            }
+        )
         k += len(sc)
     out["within_layer"] = within
     return out
@@ -72,11 +83,15 @@ def main(argv=None):
     os.replace(tmp, FIG_DIR / "head_selection_score_norm.json")
     for mode in ("all", "layer"):
         o = out[mode]
-        print(f"normalised per {mode}: Spearman rho {o['spearman_rho']:.3f} (p {o['spearman_p']:.3g}, "
-              f"exact permutation p {o['spearman_p_exact']:.3g})")
+        print(
+            f"normalised per {mode}: Spearman rho {o['spearman_rho']:.3f} (p {o['spearman_p']:.3g}, "
+            f"exact permutation p {o['spearman_p_exact']:.3g})"
+        )
     for w in out["within_layer"]:
-        print(f"within layer {w['layer']}: rho {w['spearman_rho']:.3f} (exact permutation p {w['spearman_p_exact']:.3g}, "
-              f"{w['n_heads']} heads)")
+        print(
+            f"within layer {w['layer']}: rho {w['spearman_rho']:.3f} (exact permutation p {w['spearman_p_exact']:.3g}, "
+            f"{w['n_heads']} heads)"
+        )
 
 
 if __name__ == "__main__":

@@ -39,15 +39,23 @@ def gd_network(src, sets, smoke):
     if path.is_file() and not smoke:
         print(f"loaded {path}")
         return gd.load_gd_params(path), None
-    cfg = (gd.GDConfig(width=8, steps=10, eval_every=5, patience=2, batch=16) if smoke else
-           gd.GDConfig(width=128, steps=3000, eval_every=100, patience=8, batch=128))
+    cfg = (
+        gd.GDConfig(width=8, steps=10, eval_every=5, patience=2, batch=16)
+        if smoke
+        else gd.GDConfig(width=128, steps=3000, eval_every=100, patience=8, batch=128)
+    )
     t0 = time.time()
-    res = gd.train(cfg, lambda s: src.episodes("train", cfg.batch, 100_000 + s, balanced=False), sets["val"], src.n0,
-                   progress=True)
+    res = gd.train(
+        cfg, lambda s: src.episodes("train", cfg.batch, 100_000 + s, balanced=False), sets["val"], src.n0, progress=True
+    )
     if not smoke:
         gd.save_gd(path, res, sets)
-    return res.params, {"best_step": res.best_step, "best_val_accuracy": res.best_val_accuracy,
-                        "seconds": time.time() - t0, "config": repr(cfg)}
+    return res.params, {
+        "best_step": res.best_step,
+        "best_val_accuracy": res.best_val_accuracy,
+        "seconds": time.time() - t0,
+        "config": repr(cfg),
+    }
 
 
 def main(argv=None):
@@ -66,8 +74,15 @@ def main(argv=None):
     import bayes_attn  # noqa: F401
     from bayes_attn import gd
     from bayes_attn.tasks import digits_episodes
-    from bayes_attn.theory import (TheoryWarning, evidence_head_selection, fit_attention, head_scores, log_evidence,
-                                   theory_accuracy, with_attention)
+    from bayes_attn.theory import (
+        TheoryWarning,
+        evidence_head_selection,
+        fit_attention,
+        head_scores,
+        log_evidence,
+        theory_accuracy,
+        with_attention,
+    )
 
     if args.smoke:
         args.P, args.steps, args.width = 12, 1, 20
@@ -81,8 +96,16 @@ def main(argv=None):
     heads = task_gd.heads
     rng_params = gd.init_params(jax.random.PRNGKey(1), gd.GDConfig(width=8, heads=heads), src.n0)
     task_rnd = src.task(gd.export_layers(rng_params), sets, test="test")
-    out = {"P": args.P, "width": args.width, "T": args.temperature, "steps": args.steps, "lr": args.lr,
-           "gd_test_accuracy": gd_acc, "gd_training": info, "runs": {}}
+    out = {
+        "P": args.P,
+        "width": args.width,
+        "T": args.temperature,
+        "steps": args.steps,
+        "lr": args.lr,
+        "gd_test_accuracy": gd_acc,
+        "gd_training": info,
+        "runs": {},
+    }
 
     def evaluate(name, task, fit=None):
         with warnings.catch_warnings():
@@ -92,12 +115,19 @@ def main(argv=None):
 
         p = attention_params(task)
         U = jnp.asarray(ev.solution.U)
-        row = {"log_evidence": ev.log_evidence, "solver_ok": bool(ev.solution.status.ok),
-               "test_accuracy": theory_accuracy(p, spec, task, U, x_te, y_te),
-               "val_accuracy": theory_accuracy(p, spec, task, U, *sets["val"])}
+        row = {
+            "log_evidence": ev.log_evidence,
+            "solver_ok": bool(ev.solution.status.ok),
+            "test_accuracy": theory_accuracy(p, spec, task, U, x_te, y_te),
+            "val_accuracy": theory_accuracy(p, spec, task, U, *sets["val"]),
+        }
         if fit is not None:
-            row.update(history=[e["log_evidence"] for e in fit.history], best_step=fit.best_step,
-                       message=fit.message, val_history=[e["val_accuracy"] for e in fit.history])
+            row.update(
+                history=[e["log_evidence"] for e in fit.history],
+                best_step=fit.best_step,
+                message=fit.message,
+                val_history=[e["val_accuracy"] for e in fit.history],
+            )
         out["runs"][name] = row
         print(name, {k: v for k, v in row.items() if k not in ("history", "val_history")}, flush=True)
 
@@ -111,8 +141,9 @@ def main(argv=None):
     # head selection with the GD Q/K
     ph_tr, ph_te = task_gd.phi("train", spec), task_gd.phi("test", spec)
     t0 = time.time()
-    stages = evidence_head_selection(spec, ph_tr, task_gd.y_train, ph_te, y_te, progress=True,
-                                     max_removals=1 if args.smoke else None)
+    stages = evidence_head_selection(
+        spec, ph_tr, task_gd.y_train, ph_te, y_te, progress=True, max_removals=1 if args.smoke else None
+    )
     base, drops = gd.single_head_drops(params, x_te, y_te)
     hl = [(l, h) for l, H in enumerate(heads) for h in range(H)]
     with warnings.catch_warnings():
@@ -129,14 +160,27 @@ def main(argv=None):
         r = spearmanr(s[ok], d[ok])
         corr[name] = {"rho": float(r.statistic), "p": float(r.pvalue), "n": int(ok.sum())}
     elim = [tuple(r) for r in stages[-1]["removed"]]
-    curves = {"evidence": [gd.accuracy(params, x_te, y_te, dropped=elim[:k]) for k in range(len(elim) + 1)],
-              "score_all": gd.pruning_curve(params, x_te, y_te, [hl[i] for i in np.argsort(sc["all"], kind="stable")]).tolist()}
-    out["head_selection"] = {"heads": [f"{l}-{h}" for l, h in hl], "gd_drops": d.tolist(), "gd_full_accuracy": base,
-                             "scores_all": sc["all"].tolist(), "scores_layer": sc["layer"].tolist(),
-                             "evidence_cost_single": cost.tolist(), "spearman": corr,
-                             "stages": [{"removed": s["removed"], "log_evidence": s["log_evidence"],
-                                         "theory_test_accuracy": s["test_accuracy"]} for s in stages],
-                             "gd_pruning_curves": curves, "seconds": time.time() - t0}
+    curves = {
+        "evidence": [gd.accuracy(params, x_te, y_te, dropped=elim[:k]) for k in range(len(elim) + 1)],
+        "score_all": gd.pruning_curve(
+            params, x_te, y_te, [hl[i] for i in np.argsort(sc["all"], kind="stable")]
+        ).tolist(),
+    }
+    out["head_selection"] = {
+        "heads": [f"{l}-{h}" for l, h in hl],
+        "gd_drops": d.tolist(),
+        "gd_full_accuracy": base,
+        "scores_all": sc["all"].tolist(),
+        "scores_layer": sc["layer"].tolist(),
+        "evidence_cost_single": cost.tolist(),
+        "spearman": corr,
+        "stages": [
+            {"removed": s["removed"], "log_evidence": s["log_evidence"], "theory_test_accuracy": s["test_accuracy"]}
+            for s in stages
+        ],
+        "gd_pruning_curves": curves,
+        "seconds": time.time() - t0,
+    }
     print("head selection", corr, flush=True)
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
     for name in ("evidence_from_random", "evidence_from_gd"):
@@ -153,7 +197,9 @@ def main(argv=None):
     axes[1].legend(fontsize=7)
     k = np.arange(len(curves["evidence"]))
     axes[2].plot(k, 100 * np.array(curves["evidence"]), "o-", label="evidence elimination order")
-    axes[2].plot(np.arange(len(curves["score_all"])), 100 * np.array(curves["score_all"]), "s-", label="ascending score")
+    axes[2].plot(
+        np.arange(len(curves["score_all"])), 100 * np.array(curves["score_all"]), "s-", label="ascending score"
+    )
     axes[2].set_xlabel("heads removed (GD network, no retraining)")
     axes[2].set_ylabel("GD test accuracy (%)")
     axes[2].legend(fontsize=7)

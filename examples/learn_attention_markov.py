@@ -37,17 +37,27 @@ def random_heads_task(P, n_test, seeds, beta=10.0, style="w", rank=2, scale=0.15
 
     base = markov_task(P, n_test, 4)
     if style == "w":
-        layers = tuple(HeadLayer.w(np.stack([markov_head_W("blank", 1.0, seed=s) for s in pair]), beta,
-                                   names=("r0", "r1")) for pair in seeds)
+        layers = tuple(
+            HeadLayer.w(np.stack([markov_head_W("blank", 1.0, seed=s) for s in pair]), beta, names=("r0", "r1"))
+            for pair in seeds
+        )
     else:
         n0 = base.n0
-        layers = tuple(HeadLayer.qk(*[np.stack([scale * np.random.default_rng([s, j]).standard_normal((rank, n0))
-                                                for s in pair]) for j in (0, 1)], names=("r0", "r1"))
-                       for pair in seeds)
+        layers = tuple(
+            HeadLayer.qk(
+                *[
+                    np.stack([scale * np.random.default_rng([s, j]).standard_normal((rank, n0)) for s in pair])
+                    for j in (0, 1)
+                ],
+                names=("r0", "r1"),
+            )
+            for pair in seeds
+        )
     from bayes_attn.tasks import Task
 
-    return base, Task(base.x_train, base.y_train, base.x_test, base.y_test, layers, name="markov-random",
-                      meta=dict(base.meta))
+    return base, Task(
+        base.x_train, base.y_train, base.x_test, base.y_test, layers, name="markov-random", meta=dict(base.meta)
+    )
 
 
 def token_basis(x, k: int) -> np.ndarray:
@@ -74,8 +84,12 @@ def write_cli_inputs(out: Path, task, val, basis, spec) -> None:
         np.save(out / "basis.npy", basis)
     from bayes_attn.sweep import to_toml
 
-    network = {"width": spec.width, "temperature": spec.temperature, "readout": spec.readout,
-               "variances": [float(v) for v in spec.variances]}
+    network = {
+        "width": spec.width,
+        "temperature": spec.temperature,
+        "readout": spec.readout,
+        "variances": [float(v) for v in spec.variances],
+    }
     (out / "fit.toml").write_text(to_toml({"data": {"file": "start.npz"}, "network": network}))
     print(f"wrote {out}/start.npz, fit.toml" + (", basis.npy" if basis is not None else ""))
 
@@ -107,15 +121,23 @@ def main(argv=None):
     ap.add_argument("--style", default="w", choices=("w", "qk"), help="parametrisation of the learned heads")
     ap.add_argument("--rank", type=int, default=2, help="d_qk of qk-style heads")
     ap.add_argument("--P", type=int, default=100, help="training sequences")
-    ap.add_argument("--basis-pcs", type=int, default=0,
-                    help="attention reads only the positional code and this many whitened principal directions of "
-                         "the tokens' content (token_basis; 0: every token direction)")
+    ap.add_argument(
+        "--basis-pcs",
+        type=int,
+        default=0,
+        help="attention reads only the positional code and this many whitened principal directions of "
+        "the tokens' content (token_basis; 0: every token direction)",
+    )
     ap.add_argument("--scale", type=float, default=0.15, help="s.d. of the random Q, K entries (qk-style start)")
     ap.add_argument("--tag", default="", help="suffix of the output names (learn_markov{tag}.*)")
-    ap.add_argument("--write-cli", default=None, metavar="DIR",
-                    help="write the CLI's inputs instead of fitting: DIR/start.npz (the random-heads bundle with the "
-                         "validation sequences), DIR/basis.npy (with --basis-pcs) and DIR/fit.toml, for "
-                         "`bayes-attn fit-attention DIR/fit.toml [--basis DIR/basis.npy] --out ...`")
+    ap.add_argument(
+        "--write-cli",
+        default=None,
+        metavar="DIR",
+        help="write the CLI's inputs instead of fitting: DIR/start.npz (the random-heads bundle with the "
+        "validation sequences), DIR/basis.npy (with --basis-pcs) and DIR/fit.toml, for "
+        "`bayes-attn fit-attention DIR/fit.toml [--basis DIR/basis.npy] --out ...`",
+    )
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
     import jax.numpy as jnp
@@ -127,8 +149,7 @@ def main(argv=None):
     P, n_test = (20, 20) if args.smoke else (args.P, 1000)
     if args.smoke:
         args.steps, args.widths, args.width = 1, [10], 10
-    hand, rnd = random_heads_task(P, n_test, HEAD_SEEDS, style=args.style, rank=args.rank,
-                                  scale=args.scale)
+    hand, rnd = random_heads_task(P, n_test, HEAD_SEEDS, style=args.style, rank=args.rank, scale=args.scale)
     basis = token_basis(rnd.x_train, args.basis_pcs) if args.basis_pcs else None
     val = markov_sequences(50 if args.smoke else 1000, 71, tuple(hand.meta["noise"]))
     spec = rnd.spec(width=args.width, temperature=args.temperature)
@@ -138,11 +159,23 @@ def main(argv=None):
     res = fit_attention(rnd, spec, steps=args.steps, lr=args.lr, val=val, eval_every=10, progress=True, basis=basis)
     secs = time.time() - t0
     learned = with_attention(rnd, res.params, name="markov-learned")
-    out = {"style": args.style, "rank": args.rank if args.style == "qk" else None, "basis_pcs": args.basis_pcs, "n_test": n_test,
-           "width": args.width, "T": args.temperature, "steps": args.steps, "lr": args.lr, "P": P,
-           "seconds": secs, "message": res.message, "best_step": res.best_step,
-           "log_evidence": [e["log_evidence"] for e in res.history],
-           "val_accuracy": [e["val_accuracy"] for e in res.history], "widths": args.widths}
+    out = {
+        "style": args.style,
+        "rank": args.rank if args.style == "qk" else None,
+        "basis_pcs": args.basis_pcs,
+        "n_test": n_test,
+        "width": args.width,
+        "T": args.temperature,
+        "steps": args.steps,
+        "lr": args.lr,
+        "P": P,
+        "seconds": secs,
+        "message": res.message,
+        "best_step": res.best_step,
+        "log_evidence": [e["log_evidence"] for e in res.history],
+        "val_accuracy": [e["val_accuracy"] for e in res.history],
+        "widths": args.widths,
+    }
     for name, t in (("hand", hand), ("random", rnd), ("learned", learned)):
         acc, ev = accuracy_vs_width(t, args.widths, args.temperature)
         out[name] = {"test_accuracy": acc, "log_evidence": ev}
@@ -178,8 +211,10 @@ def main(argv=None):
     tmp = FIG_DIR / f"learn_markov{args.tag}.json.tmp"
     tmp.write_text(json.dumps(out, default=float))
     os.replace(tmp, FIG_DIR / f"learn_markov{args.tag}.json")
-    print(f"wrote {FIG_DIR / f'learn_markov{args.tag}.png'} and .json; evidence {out['log_evidence'][0]:.2f} -> "
-          f"{max(out['log_evidence']):.2f}; {res.message} in {secs:.0f} s")
+    print(
+        f"wrote {FIG_DIR / f'learn_markov{args.tag}.png'} and .json; evidence {out['log_evidence'][0]:.2f} -> "
+        f"{max(out['log_evidence']):.2f}; {res.message} in {secs:.0f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -64,15 +64,35 @@ def run_config(name, cfg, width, n_test, smoke):
     h = res.history
     val_acc = [e["val_accuracy"] for e in h if e["val_accuracy"] is not None]
     acc = theory_accuracy(res.params, spec, rnd, jnp.asarray(res.U), rnd.x_test, rnd.y_test)
-    out = {"style": style, "rank": rank if style == "qk" else None, "P": P, "T": T, "prior_scale": prior,
-           "basis_components": k, "lr": lr, "steps": steps, "width": width, "seconds": secs, "message": res.message, "best_step": res.best_step,
-           "log_evidence_start": h[0]["log_evidence"], "log_evidence_best": h[res.best_step]["log_evidence"],
-           "objective": [e["objective"] for e in h], "log_evidence": [e["log_evidence"] for e in h],
-           "log_evidence_hand": ev_hand, "test_accuracy_hand": acc_hand,
-           "val_accuracy": val_acc, "test_accuracy_learned": acc, "n_test": n_test}
-    print(f"{name}: ln Z {out['log_evidence_start']:.1f} -> {out['log_evidence_best']:.1f} (hand "
-          f"{ev_hand:.1f}); val {100 * val_acc[0]:.1f}% -> {100 * val_acc[-1]:.1f}% (max "
-          f"{100 * max(val_acc):.1f}%); test {100 * acc:.1f}% (hand {100 * acc_hand:.1f}%); {secs:.0f} s", flush=True)
+    out = {
+        "style": style,
+        "rank": rank if style == "qk" else None,
+        "P": P,
+        "T": T,
+        "prior_scale": prior,
+        "basis_components": k,
+        "lr": lr,
+        "steps": steps,
+        "width": width,
+        "seconds": secs,
+        "message": res.message,
+        "best_step": res.best_step,
+        "log_evidence_start": h[0]["log_evidence"],
+        "log_evidence_best": h[res.best_step]["log_evidence"],
+        "objective": [e["objective"] for e in h],
+        "log_evidence": [e["log_evidence"] for e in h],
+        "log_evidence_hand": ev_hand,
+        "test_accuracy_hand": acc_hand,
+        "val_accuracy": val_acc,
+        "test_accuracy_learned": acc,
+        "n_test": n_test,
+    }
+    print(
+        f"{name}: ln Z {out['log_evidence_start']:.1f} -> {out['log_evidence_best']:.1f} (hand "
+        f"{ev_hand:.1f}); val {100 * val_acc[0]:.1f}% -> {100 * val_acc[-1]:.1f}% (max "
+        f"{100 * max(val_acc):.1f}%); test {100 * acc:.1f}% (hand {100 * acc_hand:.1f}%); {secs:.0f} s",
+        flush=True,
+    )
     return out
 
 
@@ -103,8 +123,11 @@ def main(argv=None):
     idx = [0, len(names) - 1] if args.smoke else (range(len(names)) if args.only is None else args.only)
     n_test = 40 if args.smoke else 1000
     for i in idx:
-        merge(FIG_DIR / "learn_markov_scan.json", names[i],
-              run_config(names[i], CONFIGS[names[i]], args.width, n_test, args.smoke))
+        merge(
+            FIG_DIR / "learn_markov_scan.json",
+            names[i],
+            run_config(names[i], CONFIGS[names[i]], args.width, n_test, args.smoke),
+        )
     print(f"wrote {FIG_DIR / 'learn_markov_scan.json'}")
 
 

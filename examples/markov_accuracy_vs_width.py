@@ -38,16 +38,31 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0, help="sampler seed")
-    ap.add_argument("--workers", type=int, default=None,
-                    help="Dask worker processes of the sampling sweep (default: the number of cores; 0 = in process)")
-    ap.add_argument("--data-seeds", type=int, nargs="+", default=[0],
-                    help="data/head seed replicates (0 = the authors' seeds; see _common.markov_seeds)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="Dask worker processes of the sampling sweep (default: the number of cores; 0 = in process)",
+    )
+    ap.add_argument(
+        "--data-seeds",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="data/head seed replicates (0 = the authors' seeds; see _common.markov_seeds)",
+    )
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
-    ap.add_argument("--reuse", action="store_true",
-                    help="reuse $RUN_DIR/markov{paths}/theory.nc (same widths/T grid); sampled cells are reused by "
-                         "the sweep whenever their config is unchanged")
-    ap.add_argument("--config", help="TOML file whose [experiment] table sets these options (keys as above, "
-                                     "'-' -> '_'); command-line options given explicitly still win")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="reuse $RUN_DIR/markov{paths}/theory.nc (same widths/T grid); sampled cells are reused by "
+        "the sweep whenever their config is unchanged",
+    )
+    ap.add_argument(
+        "--config",
+        help="TOML file whose [experiment] table sets these options (keys as above, "
+        "'-' -> '_'); command-line options given explicitly still win",
+    )
     args = ap.parse_args(argv)
     if args.config:
         import tomllib
@@ -74,8 +89,19 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
     """Theory scan, GP baselines and sampled widths for data/head seed replicate ``k``."""
     import xarray as xr
 
-    from _common import FIG_DIR, RUN_DIR, gp_U, markov_seeds, markov_sets, mse, predict, save_json, savefig, \
-        select, solve_theory
+    from _common import (
+        FIG_DIR,
+        RUN_DIR,
+        gp_U,
+        markov_seeds,
+        markov_sets,
+        mse,
+        predict,
+        save_json,
+        savefig,
+        select,
+        solve_theory,
+    )
     from bayes_attn.diagnostics import accuracy_error, chain_accuracies, run_gaps, summarize
     from bayes_attn.diagnostics._plots import accuracy_vs_width
     from bayes_attn.inference import read_run
@@ -126,8 +152,11 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
     gp_acc_T = {}
     for label, paths in subsets.items():
         # same data (noise strengths) as the network: only the heads differ
-        t_sub, v_sub = (task, val) if paths == args.paths else markov_sets(
-            paths, P=args.P, n_test=n_test, n_val=n_val, noise=task.meta["noise"], **seeds)
+        t_sub, v_sub = (
+            (task, val)
+            if paths == args.paths
+            else markov_sets(paths, P=args.P, n_test=n_test, n_val=n_val, noise=task.meta["noise"], **seeds)
+        )
         scores, tests = {}, {}
         for temp in T:
             spec = t_sub.spec(width=W[0], temperature=temp, readout="last")
@@ -135,20 +164,31 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
             _, _, ta = predict(t_sub, spec, gp_U(spec))
             scores[temp], tests[temp] = (va, mse(v_sub, mv)), ta
         Tsel = select(scores)
-        gp[label] = {"T": Tsel, "test_accuracy": tests[Tsel], "val_accuracy": scores[Tsel][0],
-                     "test_selected_accuracy": max(tests.values())}
+        gp[label] = {
+            "T": Tsel,
+            "test_accuracy": tests[Tsel],
+            "val_accuracy": scores[Tsel][0],
+            "test_selected_accuracy": max(tests.values()),
+        }
         gp_acc_T[label] = [tests[t] for t in T]
         print(f"{label}: T={Tsel}, test acc {100 * tests[Tsel]:.1f}%")
 
     # ---- theory file (report layout) -------------------------------------------------------------
     ds = xr.Dataset(
-        {"U": (("width", "temperature", "path", "path_"), Us),
-         "predictor_mean": (("width", "temperature", "test"), means),
-         "accuracy": (("width", "temperature"), acc), "val_accuracy": (("width", "temperature"), vacc),
-         "solver_ok": (("width", "temperature"), status.astype(int)), "val_mse": (("width", "temperature"), vmse)}
-        | {"gp_accuracy_" + k.split("GP ")[1].replace(" + ", "_").replace(" ", "_"): (("temperature",), v)
-           for k, v in gp_acc_T.items()},
-        coords={"width": W, "temperature": T, "path": task.path_labels, "path_": task.path_labels})
+        {
+            "U": (("width", "temperature", "path", "path_"), Us),
+            "predictor_mean": (("width", "temperature", "test"), means),
+            "accuracy": (("width", "temperature"), acc),
+            "val_accuracy": (("width", "temperature"), vacc),
+            "solver_ok": (("width", "temperature"), status.astype(int)),
+            "val_mse": (("width", "temperature"), vmse),
+        }
+        | {
+            "gp_accuracy_" + k.split("GP ")[1].replace(" + ", "_").replace(" ", "_"): (("temperature",), v)
+            for k, v in gp_acc_T.items()
+        },
+        coords={"width": W, "temperature": T, "path": task.path_labels, "path_": task.path_labels},
+    )
     if not reuse:
         ds.to_netcdf(out / "theory.nc", engine="h5netcdf")
 
@@ -156,13 +196,26 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
     sampled = {}
     if args.sample_widths:
         temps = sorted({T[sel[W.index(N)]] for N in args.sample_widths})
-        raw = {"data": {"task": "markov", "P": args.P, "n_test": n_test, "paths": args.paths,
-                        **{key: (list(v) if isinstance(v, tuple) else v) for key, v in seeds.items() if key != "seed_val"}},
-               "network": {"width": args.sample_widths[0], "temperature": temps[0], "readout": "last"},
-               "model": {"kind": "order_parameters"},
-               "sampler": {"kind": "nuts", "chains": args.chains, "warmup": args.warmup, "draws": args.draws,
-                           "seed": args.seed, "progress_bar": False},
-               "sweep": {"network.width": list(args.sample_widths), "network.temperature": temps}}
+        raw = {
+            "data": {
+                "task": "markov",
+                "P": args.P,
+                "n_test": n_test,
+                "paths": args.paths,
+                **{key: (list(v) if isinstance(v, tuple) else v) for key, v in seeds.items() if key != "seed_val"},
+            },
+            "network": {"width": args.sample_widths[0], "temperature": temps[0], "readout": "last"},
+            "model": {"kind": "order_parameters"},
+            "sampler": {
+                "kind": "nuts",
+                "chains": args.chains,
+                "warmup": args.warmup,
+                "draws": args.draws,
+                "seed": args.seed,
+                "progress_bar": False,
+            },
+            "sweep": {"network.width": list(args.sample_widths), "network.temperature": temps},
+        }
         if "noise" in task.meta and list(task.meta["noise"]) != [1.0, 1.0, 1.0]:
             raw["data"]["noise"] = list(task.meta["noise"])
         sweep = build_sweep(raw, out, text=f"# examples/markov_accuracy_vs_width.py, replicate {k}\n")
@@ -181,26 +234,47 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
             g = run_gaps(th, dt, name=cell.name)
             rep = summarize(dt)
             acc_c = chain_accuracies(dt)
-            sampled[N] = {"T": temp, "accuracy": g["acc_sampled"], "chain_acc_mean": float(np.mean(acc_c)),
-                          "chain_acc_sd": float(np.std(acc_c)), "chain_acc_se": accuracy_error(acc_c),
-                          "theory_accuracy": float(acc[i, sel[i]]), "rel_err_mean": g["mean_rel_err"],
-                          "max_abs_U_gap": float(np.max(np.abs(g["_U_sampled"] - g["_U_theory"]))),
-                          "rhat_max": rep.max_rhat, "ess_bulk_min": rep.min_ess_bulk, "divergences": rep.divergences,
-                          "passed": rep.passed, "seconds": float(dt.attrs["wall_time_s"]), "cell": str(run_file)}
-            print(f"sampled N={N} T={temp}: acc {100 * g['acc_sampled']:.1f}% (theory {100 * acc[i, sel[i]]:.1f}%), "
-                  f"rel err of <f> {g['mean_rel_err']:.3f}, max R-hat {rep.max_rhat:.4f}, "
-                  f"{'PASS' if rep.passed else 'FAIL'}")
+            sampled[N] = {
+                "T": temp,
+                "accuracy": g["acc_sampled"],
+                "chain_acc_mean": float(np.mean(acc_c)),
+                "chain_acc_sd": float(np.std(acc_c)),
+                "chain_acc_se": accuracy_error(acc_c),
+                "theory_accuracy": float(acc[i, sel[i]]),
+                "rel_err_mean": g["mean_rel_err"],
+                "max_abs_U_gap": float(np.max(np.abs(g["_U_sampled"] - g["_U_theory"]))),
+                "rhat_max": rep.max_rhat,
+                "ess_bulk_min": rep.min_ess_bulk,
+                "divergences": rep.divergences,
+                "passed": rep.passed,
+                "seconds": float(dt.attrs["wall_time_s"]),
+                "cell": str(run_file),
+            }
+            print(
+                f"sampled N={N} T={temp}: acc {100 * g['acc_sampled']:.1f}% (theory {100 * acc[i, sel[i]]:.1f}%), "
+                f"rel err of <f> {g['mean_rel_err']:.3f}, max R-hat {rep.max_rhat:.4f}, "
+                f"{'PASS' if rep.passed else 'FAIL'}"
+            )
 
     # ---- figure + numbers ---------------------------------------------------------------------------
     th_sel = [acc[i, sel[i]] for i in range(len(W))]
     pts = None
     if sampled:
         Ns = list(sampled)
-        pts = {"sampled (order parameters, ± s.e. over chains)": (
-            np.array(Ns), np.array([sampled[n]["accuracy"] for n in Ns]), np.array([sampled[n]["chain_acc_se"] for n in Ns]))}
-    fig = accuracy_vs_width({"theory": (W, th_sel)}, pts, {name: v["test_accuracy"] for name, v in gp.items()},
-                            title=f"hidden-Markov, {args.paths} paths, P={args.P}, T chosen on validation"
-                                  + (f", replicate {k}" if k else ""))
+        pts = {
+            "sampled (order parameters, ± s.e. over chains)": (
+                np.array(Ns),
+                np.array([sampled[n]["accuracy"] for n in Ns]),
+                np.array([sampled[n]["chain_acc_se"] for n in Ns]),
+            )
+        }
+    fig = accuracy_vs_width(
+        {"theory": (W, th_sel)},
+        pts,
+        {name: v["test_accuracy"] for name, v in gp.items()},
+        title=f"hidden-Markov, {args.paths} paths, P={args.P}, T chosen on validation"
+        + (f", replicate {k}" if k else ""),
+    )
     ax = fig.axes[0]
     ax.plot(W, 100 * acc.max(axis=1), ":", color="C0", lw=1, label="theory, T chosen on test")
     ax.legend(fontsize=7)
@@ -208,13 +282,25 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
         savefig(fig, f"markov{args.paths}_accuracy_vs_width.png")
     else:
         fig.savefig(out / "accuracy_vs_width.png", dpi=110, bbox_inches="tight")
-    res = {"paths": args.paths, "P": args.P, "data_seed": k, "seeds": seeds, "widths": W, "temperatures": T,
-           "selected_T": [T[s] for s in sel], "theory_test_accuracy": th_sel,
-           "theory_test_accuracy_T0.01": acc[:, T.index(0.01)].tolist() if 0.01 in T else None,
-           "theory_test_selected_accuracy": acc.max(axis=1).tolist(),
-           "theory_val_accuracy": [vacc[i, sel[i]] for i in range(len(W))],
-           "solver_ok": status.tolist(), "gp": gp, "sampled": {str(k): v for k, v in sampled.items()},
-           "accuracy_grid": acc.tolist(), "val_accuracy_grid": vacc.tolist(), "seconds": time.time() - t0}
+    res = {
+        "paths": args.paths,
+        "P": args.P,
+        "data_seed": k,
+        "seeds": seeds,
+        "widths": W,
+        "temperatures": T,
+        "selected_T": [T[s] for s in sel],
+        "theory_test_accuracy": th_sel,
+        "theory_test_accuracy_T0.01": acc[:, T.index(0.01)].tolist() if 0.01 in T else None,
+        "theory_test_selected_accuracy": acc.max(axis=1).tolist(),
+        "theory_val_accuracy": [vacc[i, sel[i]] for i in range(len(W))],
+        "solver_ok": status.tolist(),
+        "gp": gp,
+        "sampled": {str(k): v for k, v in sampled.items()},
+        "accuracy_grid": acc.tolist(),
+        "val_accuracy_grid": vacc.tolist(),
+        "seconds": time.time() - t0,
+    }
     save_json(res, out / "results.json")
     if k == 0:
         save_json(res, FIG_DIR / f"markov{args.paths}_accuracy_vs_width.json")
@@ -246,16 +332,32 @@ def aggregate(args, results: dict) -> None:
     rows = []
     for j, n in enumerate(Ns):
         m_s, sd_s, m_t = sa[:, j].mean(), sa[:, j].std(ddof=1), th_at[:, j].mean()
-        rows.append({"width": n, "sampled_mean": m_s, "sampled_sd": sd_s, "theory_mean": m_t,
-                     "theory_sd": th_at[:, j].std(ddof=1), "within_error_bar": bool(abs(m_s - m_t) <= sd_s),
-                     "paired_diff_mean": diff[:, j].mean(), "paired_diff_se": diff[:, j].std(ddof=1) / np.sqrt(n_rep),
-                     "rhat_max": max(results[k]["sampled"][str(n)]["rhat_max"] for k in ks)})
+        rows.append(
+            {
+                "width": n,
+                "sampled_mean": m_s,
+                "sampled_sd": sd_s,
+                "theory_mean": m_t,
+                "theory_sd": th_at[:, j].std(ddof=1),
+                "within_error_bar": bool(abs(m_s - m_t) <= sd_s),
+                "paired_diff_mean": diff[:, j].mean(),
+                "paired_diff_se": diff[:, j].std(ddof=1) / np.sqrt(n_rep),
+                "rhat_max": max(results[k]["sampled"][str(n)]["rhat_max"] for k in ks),
+            }
+        )
     fig, ax = plt.subplots(figsize=(5.0, 3.6))
     m, sd = 100 * th.mean(0), 100 * th.std(0, ddof=1)
     ax.plot(W, m, "o-", color="C0", label=f"theory (mean of {n_rep})")
     ax.fill_between(W, m - sd, m + sd, color="C0", alpha=0.2, lw=0)
-    ax.errorbar(Ns, 100 * sa.mean(0), yerr=100 * sa.std(0, ddof=1), fmt="s", color="C1", capsize=3,
-                label="sampled (wishart), mean ± s.d.")
+    ax.errorbar(
+        Ns,
+        100 * sa.mean(0),
+        yerr=100 * sa.std(0, ddof=1),
+        fmt="s",
+        color="C1",
+        capsize=3,
+        label="sampled (wishart), mean ± s.d.",
+    )
     for i, lab in enumerate(gp_labels):
         ax.axhline(100 * gp[lab].mean(), ls="--", lw=1, color=f"C{i + 4}", label=lab)
     ax.set_xscale("log")
@@ -265,15 +367,23 @@ def aggregate(args, results: dict) -> None:
     ax.legend(fontsize=7)
     fig.tight_layout()
     savefig(fig, f"markov{args.paths}_accuracy_vs_width_seeds.png")
-    out = {"paths": args.paths, "data_seeds": ks, "widths": W, "theory_mean": th.mean(0).tolist(),
-           "theory_sd": th.std(0, ddof=1).tolist(), "sampled": rows,
-           "gp": {lab: {"mean": float(v.mean()), "sd": float(v.std(ddof=1))} for lab, v in gp.items()},
-           "selected_T": {str(k): results[k]["selected_T"] for k in ks}}
+    out = {
+        "paths": args.paths,
+        "data_seeds": ks,
+        "widths": W,
+        "theory_mean": th.mean(0).tolist(),
+        "theory_sd": th.std(0, ddof=1).tolist(),
+        "sampled": rows,
+        "gp": {lab: {"mean": float(v.mean()), "sd": float(v.std(ddof=1))} for lab, v in gp.items()},
+        "selected_T": {str(k): results[k]["selected_T"] for k in ks},
+    }
     save_json(out, FIG_DIR / f"markov{args.paths}_accuracy_vs_width_seeds.json")
     for r in rows:
-        print(f"N={r['width']}: sampled {100 * r['sampled_mean']:.2f} ± {100 * r['sampled_sd']:.2f}, theory "
-              f"{100 * r['theory_mean']:.2f}; within error bar: {r['within_error_bar']}; paired diff "
-              f"{100 * r['paired_diff_mean']:+.2f} ± {100 * r['paired_diff_se']:.2f} (se)")
+        print(
+            f"N={r['width']}: sampled {100 * r['sampled_mean']:.2f} ± {100 * r['sampled_sd']:.2f}, theory "
+            f"{100 * r['theory_mean']:.2f}; within error bar: {r['within_error_bar']}; paired diff "
+            f"{100 * r['paired_diff_mean']:+.2f} ± {100 * r['paired_diff_se']:.2f} (se)"
+        )
 
 
 if __name__ == "__main__":

@@ -51,17 +51,24 @@ def main(argv=None):
     ax1.set_xlabel("eigenvector rank k")
     ax1.set_ylabel("|v_k . y| / sqrt(P)")
     ax1.legend(fontsize=7)
-    ax2.plot(k, np.cumsum(a_gp ** 2), "o-", ms=3, label="K_GP")
-    ax2.plot(k, np.cumsum(a_u ** 2), "s-", ms=3, label="K_U*")
+    ax2.plot(k, np.cumsum(a_gp**2), "o-", ms=3, label="K_GP")
+    ax2.plot(k, np.cumsum(a_u**2), "s-", ms=3, label="K_U*")
     ax2.set_xlabel("k")
     ax2.set_ylabel("cumulative fraction of |y|^2")
     ax2.legend(fontsize=7)
     fig.suptitle(f"Markov {args.paths} paths, T={T}", fontsize=9)
     fig.tight_layout()
     savefig(fig, f"markov{args.paths}_kernel_alignment.png")
-    out = {"T": T, "width": args.width, "gp": a_gp.tolist(), "renormalised": a_u.tolist(),
-           "top5_fraction_gp": float(np.sum(a_gp[:5] ** 2)), "top5_fraction_U": float(np.sum(a_u[:5] ** 2)),
-           "top30_fraction_gp": float(np.sum(a_gp ** 2)), "top30_fraction_U": float(np.sum(a_u ** 2))}
+    out = {
+        "T": T,
+        "width": args.width,
+        "gp": a_gp.tolist(),
+        "renormalised": a_u.tolist(),
+        "top5_fraction_gp": float(np.sum(a_gp[:5] ** 2)),
+        "top5_fraction_U": float(np.sum(a_u[:5] ** 2)),
+        "top30_fraction_gp": float(np.sum(a_gp**2)),
+        "top30_fraction_U": float(np.sum(a_u**2)),
+    }
     save_json(out, FIG_DIR / f"markov{args.paths}_kernel_alignment.json")
     print({k: v for k, v in out.items() if "fraction" in k})
 

@@ -41,7 +41,7 @@ def main(argv=None):
     spec = task.spec(width=args.width, temperature=T, readout="last")
     phi = task.phi("train", spec)
     b = min(25, task.n_train // 4)  # paper: 0-24 (y=+1) and 75-99 (y=-1) of P=100
-    idx = np.r_[0:b, task.n_train - b:task.n_train]
+    idx = np.r_[0:b, task.n_train - b : task.n_train]
     y = task.y_train[idx]
     ph = phi[idx]
     B = np.asarray(path_kernel_matrix(ph, ph))  # C_{pi pi'} (docs/theory.md eq. (4.1a))

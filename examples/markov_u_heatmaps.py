@@ -24,8 +24,17 @@ def main(argv=None):
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (test suite)")
     args = ap.parse_args(argv)
     sizes = dict(P=20, n_test=8, n_val=8) if args.smoke else {}
-    from _common import FIG_DIR, RUN_DIR, load_json, markov_sets, reorder, save_json, savefig, short_labels, \
-        solve_theory
+    from _common import (
+        FIG_DIR,
+        RUN_DIR,
+        load_json,
+        markov_sets,
+        reorder,
+        save_json,
+        savefig,
+        short_labels,
+        solve_theory,
+    )
     from bayes_attn.inference import predictor_statistics, read_run
 
     task, _ = markov_sets(4, **sizes)

@@ -53,8 +53,14 @@ def calibrate_small(reps: int, M: int = 300, warmup: int = 150, draws: int = 300
     oms = []
     for r in range(reps):
         m, s = small_problem(r, M)
-        fp, _ = pt.fit_lbfgs(jax.random.PRNGKey(r), s, pt.FAConfig(L, C, bias=True), pt.map_lambda(M, L), tol=1e-9,
-                             lam_fields=pt.map_lambda(M, L, scale=SCALE_B))
+        fp, _ = pt.fit_lbfgs(
+            jax.random.PRNGKey(r),
+            s,
+            pt.FAConfig(L, C, bias=True),
+            pt.map_lambda(M, L),
+            tol=1e-9,
+            lam_fields=pt.map_lambda(M, L, scale=SCALE_B),
+        )
         if "magnitude" in rules:
             om = pt.sandwich_omega(s, fp, scale_b=SCALE_B)
             oms.append(om["omega"])
@@ -67,12 +73,31 @@ def calibrate_small(reps: int, M: int = 300, warmup: int = 150, draws: int = 300
             if "curvature" in rules:
                 adj = pt.curvature_adjustment(s, fp, scale_b=SCALE_B)
                 per["curvature"].append(pt.coverage(pt.adjust_draws(out, adj)["K0"], m.beta, m.J, m.U))
-    return {"L": L, "C": C, "M": M, "reps": reps, "warmup": warmup, "draws": draws, "omegas": oms,
-            "coverage": {w: pt.pool_coverage(v) for w, v in per.items()}}
+    return {
+        "L": L,
+        "C": C,
+        "M": M,
+        "reps": reps,
+        "warmup": warmup,
+        "draws": draws,
+        "omegas": oms,
+        "coverage": {w: pt.pool_coverage(v) for w, v in per.items()},
+    }
 
 
-LARGE = dict(L=20, C=20, consensus=1.0, field_sigma=0.5, beta=1.5, n_val=10, n_test=10, rungs=6, systems=500,
-             burn_sweeps=300, check_other=False)
+LARGE = dict(
+    L=20,
+    C=20,
+    consensus=1.0,
+    field_sigma=0.5,
+    beta=1.5,
+    n_val=10,
+    n_test=10,
+    rungs=6,
+    systems=500,
+    burn_sweeps=300,
+    check_other=False,
+)
 
 
 def run_large(path, M: int, warmup: int, draws: int):
@@ -87,8 +112,13 @@ def run_large(path, M: int, warmup: int, draws: int):
         s = d["sequences"]
     m = pt.Potts(d["J"], d["U"], float(d["beta"]), d["h"])
     L, C = m.L, m.C
-    fp, info = pt.fit_lbfgs(jax.random.PRNGKey(0), s, pt.FAConfig(L, C, bias=True), pt.map_lambda(M, L),
-                            lam_fields=pt.map_lambda(M, L, scale=SCALE_B))
+    fp, info = pt.fit_lbfgs(
+        jax.random.PRNGKey(0),
+        s,
+        pt.FAConfig(L, C, bias=True),
+        pt.map_lambda(M, L),
+        lam_fields=pt.map_lambda(M, L, scale=SCALE_B),
+    )
     om = pt.sandwich_omega(s, fp, scale_b=SCALE_B)
     adj = pt.curvature_adjustment(s, fp, scale_b=SCALE_B)
     t1 = time.time()
@@ -96,22 +126,42 @@ def run_large(path, M: int, warmup: int, draws: int):
     raw = post.run(jax.random.PRNGKey(1), s, init=fp, omega=1.0)
     mag = post.run(jax.random.PRNGKey(1), s, init=fp, omega=om["omega"])
     out = pt.adjust_draws(raw, adj)
-    cov = {"omega1": pt.coverage(raw["K0"], m.beta, m.J, m.U), "magnitude": pt.coverage(mag["K0"], m.beta, m.J, m.U),
-           "curvature": pt.coverage(out["K0"], m.beta, m.J, m.U)}
-    h0 = out["h0"].reshape(-1, L, C)       # fields: the adjusted draws
+    cov = {
+        "omega1": pt.coverage(raw["K0"], m.beta, m.J, m.U),
+        "magnitude": pt.coverage(mag["K0"], m.beta, m.J, m.U),
+        "curvature": pt.coverage(out["K0"], m.beta, m.J, m.U),
+    }
+    h0 = out["h0"].reshape(-1, L, C)  # fields: the adjusted draws
     t0h = pt.gauge_fields(m.beta * m.h, pt.true_couplings(m.beta, m.J, m.U))
     lo, hi = np.quantile(h0, [0.05, 0.95], axis=0)
     cov_h = float(np.mean((t0h >= lo) & (t0h <= hi)))
     K0m = out["K0"].reshape(-1, L, L, C, C).mean(0)
-    return {"data": str(path) if path else "made here: " + ", ".join(f"{k}={v}" for k, v in LARGE.items()),
-            "L": L, "C": C, "M": M, "beta": m.beta, "warmup": warmup, "draws": draws, "chains": 1,
-            "omega": om, "map_fit": info._asdict(), "coverage_K": cov,
-            "coverage_h": {"rate": cov_h, "n": L * C, "n_dof": L * (C - 1),
-                           "binom_se": float(np.sqrt(cov_h * (1 - cov_h) / (L * (C - 1))))},
-            "corr_posterior_mean_K": pt.abs_corr(pt.offdiag(K0m), pt.offdiag(pt.zero_sum(
-                pt.true_couplings(m.beta, m.J, m.U)))),
-            "ess_K_min": raw["ess_K_min"], "divergences": raw["divergences"] + mag["divergences"],
-            "nuts_seconds": time.time() - t1, "pseudo_posterior": True}
+    return {
+        "data": str(path) if path else "made here: " + ", ".join(f"{k}={v}" for k, v in LARGE.items()),
+        "L": L,
+        "C": C,
+        "M": M,
+        "beta": m.beta,
+        "warmup": warmup,
+        "draws": draws,
+        "chains": 1,
+        "omega": om,
+        "map_fit": info._asdict(),
+        "coverage_K": cov,
+        "coverage_h": {
+            "rate": cov_h,
+            "n": L * C,
+            "n_dof": L * (C - 1),
+            "binom_se": float(np.sqrt(cov_h * (1 - cov_h) / (L * (C - 1)))),
+        },
+        "corr_posterior_mean_K": pt.abs_corr(
+            pt.offdiag(K0m), pt.offdiag(pt.zero_sum(pt.true_couplings(m.beta, m.J, m.U)))
+        ),
+        "ess_K_min": raw["ess_K_min"],
+        "divergences": raw["divergences"] + mag["divergences"],
+        "nuts_seconds": time.time() - t1,
+        "pseudo_posterior": True,
+    }
 
 
 def main(argv=None):
@@ -131,15 +181,20 @@ def main(argv=None):
     out = Path(args.outdir)
     res = {"note": "pseudo-posterior (omega * log PL), not the Bayesian posterior of the Potts model"}
     t0 = time.time()
-    res["small"] = calibrate_small(1 if args.smoke else args.reps, warmup=30 if args.smoke else 150,
-                                   draws=30 if args.smoke else 300)
-    if not args.smoke:        # the asymptotic regime, where the affine adjustment should be exact
+    res["small"] = calibrate_small(
+        1 if args.smoke else args.reps, warmup=30 if args.smoke else 150, draws=30 if args.smoke else 300
+    )
+    if not args.smoke:  # the asymptotic regime, where the affine adjustment should be exact
         res["small_large_M"] = calibrate_small(args.reps, M=3000, warmup=150, draws=300)
     pt.atomic_write_json(out / "potts_bayes.json", res)
     for k in ("small", "small_large_M"):
         if k in res:
-            print(k, {w: round(c["rate"], 3) for w, c in res[k]["coverage"].items()}, f"({time.time() - t0:.0f} s)",
-                  flush=True)
+            print(
+                k,
+                {w: round(c["rate"], 3) for w, c in res[k]["coverage"].items()},
+                f"({time.time() - t0:.0f} s)",
+                flush=True,
+            )
     if not args.smoke:
         res["large"] = run_large(args.data20, args.M, args.warmup, args.draws)
         print(res["large"]["coverage_K"], res["large"]["coverage_h"], flush=True)

@@ -44,15 +44,31 @@ def run_cell(d, M: int, lam_fields, lams, seed: int):
     out = []
     for lf in lam_fields:
         t0 = time.time()
-        fit = pt.fit_scan(jax.random.PRNGKey(seed), tr, data["val"], model.C,
-                          pt.FitSettings(lams=lams, fields=(True,), stop_when_worse=True, lam_fields=lf))
+        fit = pt.fit_scan(
+            jax.random.PRNGKey(seed),
+            tr,
+            data["val"],
+            model.C,
+            pt.FitSettings(lams=lams, fields=(True,), stop_when_worse=True, lam_fields=lf),
+        )
         p, best, scan = fit.params, fit.best, fit.entries
         m = pt.fa_metrics(p, model, data)
-        out.append({"lam_fields": lf, "lam": best["lam"], "val_nll": best["val_nll"], "test_nll": m["test_nll"],
-                    "corr_K": m["corr_K"], "corr_h": m.get("corr_h"), "eps_J": m["eps_J"],
-                    "iterations": sum(e["fit"]["iterations"] for e in scan),
-                    "iterations_best": best["fit"]["iterations"], "reason": best["fit"]["reason"],
-                    "min_field": float(np.min(np.asarray(p.b))), "seconds": time.time() - t0})
+        out.append(
+            {
+                "lam_fields": lf,
+                "lam": best["lam"],
+                "val_nll": best["val_nll"],
+                "test_nll": m["test_nll"],
+                "corr_K": m["corr_K"],
+                "corr_h": m.get("corr_h"),
+                "eps_J": m["eps_J"],
+                "iterations": sum(e["fit"]["iterations"] for e in scan),
+                "iterations_best": best["fit"]["iterations"],
+                "reason": best["fit"]["reason"],
+                "min_field": float(np.min(np.asarray(p.b))),
+                "seconds": time.time() - t0,
+            }
+        )
     return model, tr, out
 
 
@@ -65,11 +81,31 @@ def main(argv=None):
     args = ap.parse_args(argv)
     cells, lams, lam_fields = CELLS, list(pt.LAM_GRID), LAM_FIELDS
     if args.smoke:
-        cfg = pt.SampleConfig(generator="G2", L=5, C=4, seed=0, data_seed=0, beta=2.0, M=200, n_val=100, n_test=100,
-                              consensus=1.0, field_sigma=0.5, rungs=4, systems=50, burn_sweeps=40, thin=2)
+        cfg = pt.SampleConfig(
+            generator="G2",
+            L=5,
+            C=4,
+            seed=0,
+            data_seed=0,
+            beta=2.0,
+            M=200,
+            n_val=100,
+            n_test=100,
+            consensus=1.0,
+            field_sigma=0.5,
+            rungs=4,
+            systems=50,
+            burn_sweeps=40,
+            thin=2,
+        )
         d = pt.make_dataset(cfg)
-        args.outdir, args.seeds, cells, lams, lam_fields = args.outdir or "field_penalty_smoke", [0], [(None, 150)], \
-            [1e-2, 1e-3], [0.0, 1e-5]
+        args.outdir, args.seeds, cells, lams, lam_fields = (
+            args.outdir or "field_penalty_smoke",
+            [0],
+            [(None, 150)],
+            [1e-2, 1e-3],
+            [0.0, 1e-5],
+        )
     elif args.data_dir is None or args.outdir is None:
         ap.error("DATA_DIR and OUTDIR are required (or --smoke)")
     res = {"ensemble": "G2+fields", "lams": lams, "lam_fields": lam_fields, "default": pt.LAM_FIELDS, "rows": []}
@@ -78,11 +114,23 @@ def main(argv=None):
         if not args.smoke:
             d = dict(np.load(Path(args.data_dir) / f"data_G2+fields_D{D}_s{seed}.npz"))
         model, tr, fits = run_cell(d, M, lam_fields, lams, seed)
-        res["rows"].append({"D_target": D, "M": M, "seed": seed, "D_train": pt.hamming_distance(tr, model.C),
-                            "unseen_pairs": unseen_pairs(tr, model.C), "pairs": model.L * model.C, "fits": fits})
+        res["rows"].append(
+            {
+                "D_target": D,
+                "M": M,
+                "seed": seed,
+                "D_train": pt.hamming_distance(tr, model.C),
+                "unseen_pairs": unseen_pairs(tr, model.C),
+                "pairs": model.L * model.C,
+                "fits": fits,
+            }
+        )
         for f in fits:
-            print(f"D={D} M={M} s{seed} lam_fields={f['lam_fields']:g}: val {f['val_nll']:.5f} corr_K "
-                  f"{f['corr_K']:.3f} ({f['iterations']} it.)", flush=True)
+            print(
+                f"D={D} M={M} s{seed} lam_fields={f['lam_fields']:g}: val {f['val_nll']:.5f} corr_K "
+                f"{f['corr_K']:.3f} ({f['iterations']} it.)",
+                flush=True,
+            )
     res["seconds"] = time.time() - t0
     out = Path(args.outdir)
     out.mkdir(parents=True, exist_ok=True)

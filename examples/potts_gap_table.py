@@ -76,7 +76,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.merge:
         if args.outdir is None:
-            args.outdir = args.data           # `--merge` needs no data: OUTDIR may come first
+            args.outdir = args.data  # `--merge` needs no data: OUTDIR may come first
         merge(Path(args.outdir), args.merge)
         return
     if args.smoke:
@@ -86,16 +86,32 @@ def main(argv=None):
         ap.error("DATA.npz and OUTDIR are required (or --smoke)")
     out = Path(args.outdir)
     d = np.load(args.data)
-    tr = d["sequences"][:args.M]
+    tr = d["sequences"][: args.M]
     data = {"val": d["val_sequences"], "test": d["test_sequences"]}
     model = pt.Potts(d["J"], d["U"], float(d["beta"]), d["h"] if "h" in d.files else None)
     L, C = model.L, model.C
-    res = {"data": str(args.data), "M": len(tr), "beta": model.beta, "D_train": pt.hamming_distance(tr, C),
-           "nll_star": pt.nll_star(model, data["test"]), "uniform": float(np.log(C)), "rows": [],
-           "transformer_budget": {"steps": args.steps, "eval_every": args.eval_every, "patience": args.patience,
-                                  "min_delta": 1e-4,
-                                  "d_model": 32, "heads": 4, "batch": 128, "lr": 1e-3, "warmup": 100,
-                                  "weight_decay": 1e-4, "seeds": args.seeds}}
+    res = {
+        "data": str(args.data),
+        "M": len(tr),
+        "beta": model.beta,
+        "D_train": pt.hamming_distance(tr, C),
+        "nll_star": pt.nll_star(model, data["test"]),
+        "uniform": float(np.log(C)),
+        "rows": [],
+        "transformer_budget": {
+            "steps": args.steps,
+            "eval_every": args.eval_every,
+            "patience": args.patience,
+            "min_delta": 1e-4,
+            "d_model": 32,
+            "heads": 4,
+            "batch": 128,
+            "lr": 1e-3,
+            "warmup": 100,
+            "weight_decay": 1e-4,
+            "seeds": args.seeds,
+        },
+    }
     path = out / "potts_gap.json"
     if args.resume and path.exists():
         old = json.loads(path.read_text())
@@ -116,37 +132,84 @@ def main(argv=None):
     if ("FA-free, 1 head", None) not in done:
         fit = pt.fit_scan(key, tr, data["val"], C, pt.FitSettings(lams=pt.LAM_GRID, stop_when_worse=True))
         p, best, scan = fit.params, fit.best, fit.entries
-        save({"model": "FA-free, 1 head", "params": pt.param_count(p), "lam": best["lam"], "fit": best["fit"],
-              "scan": [{"lam": e["lam"], "val_nll": e["val_nll"]} for e in scan], **pt.fa_metrics(p, model, data)})
+        save(
+            {
+                "model": "FA-free, 1 head",
+                "params": pt.param_count(p),
+                "lam": best["lam"],
+                "fit": best["fit"],
+                "scan": [{"lam": e["lam"], "val_nll": e["val_nll"]} for e in scan],
+                **pt.fa_metrics(p, model, data),
+            }
+        )
     if ("plmDCA", None) not in done:
         t1 = time.time()
         p, info = pt.fit_plmdca(tr, C, pt.PLM_LAM)
-        save({"model": "plmDCA", "params": pt.param_count(p), "lam": pt.PLM_LAM, "fit": info._asdict(),
-              **pt.fa_metrics(p, model, data), "fit_seconds": time.time() - t1})
+        save(
+            {
+                "model": "plmDCA",
+                "params": pt.param_count(p),
+                "lam": pt.PLM_LAM,
+                "fit": info._asdict(),
+                **pt.fa_metrics(p, model, data),
+                "fit_seconds": time.time() - t1,
+            }
+        )
     for H in (1, 4):
         name = f"FA-softmax, {H} head{'s' if H > 1 else ''}"
         if (name, None) in done:
             continue
         fit = pt.fit_scan(key, tr, data["val"], C, pt.FitSettings("softmax", heads=(H,), lams=(1e-4,)))
         p, best = fit.params, fit.best
-        save({"model": name, "params": pt.param_count(p), "lam": 1e-4, "fit": best["fit"],
-              **pt.fa_metrics(p, model, data)})
+        save(
+            {
+                "model": name,
+                "params": pt.param_count(p),
+                "lam": 1e-4,
+                "fit": best["fit"],
+                **pt.fa_metrics(p, model, data),
+            }
+        )
     b = res["transformer_budget"]
-    runs = [(layers, seed) for layers in ((1, 2) if args.smoke else args.layers) for seed in range(args.seeds)
-            if (_tname(layers), seed) not in done]
+    runs = [
+        (layers, seed)
+        for layers in ((1, 2) if args.smoke else args.layers)
+        for seed in range(args.seeds)
+        if (_tname(layers), seed) not in done
+    ]
     for layers, seed in tqdm(runs, desc="transformers", file=sys.stdout):
-        cfg = pt.TransformerConfig(L, C, d_model=b["d_model"], layers=layers, heads=b["heads"], steps=args.steps,
-                                   eval_every=b["eval_every"], patience=b["patience"], lr=b["lr"],
-                                   warmup=b["warmup"], batch=b["batch"], weight_decay=b["weight_decay"],
-                                   min_delta=b["min_delta"])
+        cfg = pt.TransformerConfig(
+            L,
+            C,
+            d_model=b["d_model"],
+            layers=layers,
+            heads=b["heads"],
+            steps=args.steps,
+            eval_every=b["eval_every"],
+            patience=b["patience"],
+            lr=b["lr"],
+            warmup=b["warmup"],
+            batch=b["batch"],
+            weight_decay=b["weight_decay"],
+            min_delta=b["min_delta"],
+        )
         t1 = time.time()
         p, hist = pt.fit_transformer(jax.random.PRNGKey(100 * layers + seed), tr, data["val"], cfg)
         stopped = hist[-1][0] < args.steps
-        save({"model": _tname(layers), "layers": layers, "seed": seed,
-              "params": pt.param_count(p), "history": hist, "steps_run": hist[-1][0], "early_stopped": stopped,
-              "best_step": min(hist, key=lambda h: h[2])[0],
-              **pt.fa_metrics(p, model, data, nll=lambda x: pt.transformer_pl_loss(p, x, cfg.heads)),
-              "fit_seconds": time.time() - t1})
+        save(
+            {
+                "model": _tname(layers),
+                "layers": layers,
+                "seed": seed,
+                "params": pt.param_count(p),
+                "history": hist,
+                "steps_run": hist[-1][0],
+                "early_stopped": stopped,
+                "best_step": min(hist, key=lambda h: h[2])[0],
+                **pt.fa_metrics(p, model, data, nll=lambda x: pt.transformer_pl_loss(p, x, cfg.heads)),
+                "fit_seconds": time.time() - t1,
+            }
+        )
     res["seconds"] = time.time() - t0
     pt.atomic_write_json(path, res)
     plot(res, out / "potts_gap.png")
@@ -212,8 +275,11 @@ def plot(res, path):
     ax.set_xlim(left=0)
     ax.invert_yaxis()
     ax.set_xlabel("test NLL gap to NLL* (nats, linear axis; bars: mean +- s.e. over seeds, dots: seeds)")
-    ax.set_title(f"L = C = {int(round(res['uniform'] and np.exp(res['uniform'])))}, M = {res['M']}, "
-                 f"beta = {res['beta']:.3f}, D = {res['D_train']:.2f}", fontsize=9)
+    ax.set_title(
+        f"L = C = {int(round(res['uniform'] and np.exp(res['uniform'])))}, M = {res['M']}, "
+        f"beta = {res['beta']:.3f}, D = {res['D_train']:.2f}",
+        fontsize=9,
+    )
     ax.xaxis.label.set_size(8)
     fig.tight_layout()
     buf = io.BytesIO()

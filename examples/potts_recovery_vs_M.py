@@ -31,23 +31,69 @@ from tqdm import tqdm
 import bayes_attn  # noqa: F401
 from bayes_attn import potts as pt
 
-ENSEMBLES = {"G2": {"generator": "G2"},
-             "G2+fields": {"generator": "G2", "consensus": 1.0, "field_sigma": 0.5}}
-FULL = {"L": 20, "C": 20, "Ms": [1000, 3000, 10000, 30000], "seeds": [0, 1, 2],
-        "sample": {"rungs": 10, "beta_min": 0.8, "beta_max": 5.0, "tol_D": 0.02, "systems": 1100,
-                   "burn_sweeps": 500, "thin": 10, "tune_systems": 100, "tune_sweeps": 400, "n_val": 1000,
-                   "n_test": 2000, "check_other": False},
-        "lams": list(pt.LAM_GRID), "lam_fields": pt.LAM_FIELDS, "plm_lam": pt.PLM_LAM, "targets": [0.3, 0.7]}
-SMOKE = {"L": 5, "C": 3, "Ms": [100, 300], "seeds": [0],
-         "sample": {"rungs": 4, "beta_min": 0.3, "beta_max": 6.0, "tol_D": 0.05, "systems": 100,
-                    "burn_sweeps": 40, "thin": 2, "tune_systems": 50, "tune_sweeps": 40, "n_val": 100,
-                    "n_test": 100, "check_other": False},
-        "lams": [1e-3, 1e-4], "lam_fields": pt.LAM_FIELDS, "plm_lam": pt.PLM_LAM, "targets": [0.5]}
+ENSEMBLES = {"G2": {"generator": "G2"}, "G2+fields": {"generator": "G2", "consensus": 1.0, "field_sigma": 0.5}}
+FULL = {
+    "L": 20,
+    "C": 20,
+    "Ms": [1000, 3000, 10000, 30000],
+    "seeds": [0, 1, 2],
+    "sample": {
+        "rungs": 10,
+        "beta_min": 0.8,
+        "beta_max": 5.0,
+        "tol_D": 0.02,
+        "systems": 1100,
+        "burn_sweeps": 500,
+        "thin": 10,
+        "tune_systems": 100,
+        "tune_sweeps": 400,
+        "n_val": 1000,
+        "n_test": 2000,
+        "check_other": False,
+    },
+    "lams": list(pt.LAM_GRID),
+    "lam_fields": pt.LAM_FIELDS,
+    "plm_lam": pt.PLM_LAM,
+    "targets": [0.3, 0.7],
+}
+SMOKE = {
+    "L": 5,
+    "C": 3,
+    "Ms": [100, 300],
+    "seeds": [0],
+    "sample": {
+        "rungs": 4,
+        "beta_min": 0.3,
+        "beta_max": 6.0,
+        "tol_D": 0.05,
+        "systems": 100,
+        "burn_sweeps": 40,
+        "thin": 2,
+        "tune_systems": 50,
+        "tune_sweeps": 40,
+        "n_val": 100,
+        "n_test": 100,
+        "check_other": False,
+    },
+    "lams": [1e-3, 1e-4],
+    "lam_fields": pt.LAM_FIELDS,
+    "plm_lam": pt.PLM_LAM,
+    "targets": [0.5],
+}
 
 
 def config(setup, ens, D, seed, beta="tune"):
-    return pt.SampleConfig(**ENSEMBLES[ens], L=setup["L"], C=setup["C"], seed=0, data_seed=seed, target_D=D,
-                           beta=beta, M=max(setup["Ms"]), **setup["sample"])
+    return pt.SampleConfig(
+        **ENSEMBLES[ens],
+        L=setup["L"],
+        C=setup["C"],
+        seed=0,
+        data_seed=seed,
+        target_D=D,
+        beta=beta,
+        M=max(setup["Ms"]),
+        **setup["sample"],
+    )
 
 
 def data_stage(setup, cache: Path):
@@ -60,9 +106,18 @@ def data_stage(setup, cache: Path):
         if not tpath.exists():
             t0 = time.time()
             tr = pt.tune(config(setup, ens, D, 0))
-            pt.atomic_write_json(tpath, {"beta": tr.beta, "D": tr.D, "history": tr.history, "monotone": tr.monotone,
-                                         "grid_betas": tr.grid_betas, "grid_D": tr.grid_D,
-                                         "seconds": time.time() - t0})
+            pt.atomic_write_json(
+                tpath,
+                {
+                    "beta": tr.beta,
+                    "D": tr.D,
+                    "history": tr.history,
+                    "monotone": tr.monotone,
+                    "grid_betas": tr.grid_betas,
+                    "grid_D": tr.grid_D,
+                    "seconds": time.time() - t0,
+                },
+            )
         beta = json.loads(tpath.read_text())["beta"]
         for seed in setup["seeds"]:
             path = cache / f"data_{tag}_s{seed}.npz"
@@ -75,14 +130,21 @@ def data_stage(setup, cache: Path):
             d["info"] = json.dumps(info, default=float)
             pt.atomic_savez(path, **d)
             eq = info["equilibration"]
-            print(f"{path.name}: beta {beta:.4f} D {eq['D']:.3f} R-hat(E) {eq['rhat_energy']:.4f} "
-                  f"{'PASS' if eq['passed'] else 'FAIL ' + '; '.join(eq['failures'])} ({info['seconds']:.0f} s)",
-                  flush=True)
+            print(
+                f"{path.name}: beta {beta:.4f} D {eq['D']:.3f} R-hat(E) {eq['rhat_energy']:.4f} "
+                f"{'PASS' if eq['passed'] else 'FAIL ' + '; '.join(eq['failures'])} ({info['seconds']:.0f} s)",
+                flush=True,
+            )
 
 
 def _cells(setup):
-    return [(M, e, D, s) for M in setup.get("fit_Ms", setup["Ms"]) for e in setup.get("fit_ensembles", ENSEMBLES)
-            for D in setup.get("fit_targets", setup["targets"]) for s in setup.get("fit_seeds", setup["seeds"])]
+    return [
+        (M, e, D, s)
+        for M in setup.get("fit_Ms", setup["Ms"])
+        for e in setup.get("fit_ensembles", ENSEMBLES)
+        for D in setup.get("fit_targets", setup["targets"])
+        for s in setup.get("fit_seeds", setup["seeds"])
+    ]
 
 
 def fit_stage(setup, cache: Path, out: Path, smoke=False):
@@ -90,9 +152,12 @@ def fit_stage(setup, cache: Path, out: Path, smoke=False):
     (a rerun skips the cells already in the JSON), then the law fits and the figure."""
     path = out / "potts_recovery.json"
     res = json.loads(path.read_text()) if path.exists() and not smoke else {"rows": []}
-    res.update(setup={k: v for k, v in setup.items() if not k.startswith("fit_")}, ensembles=ENSEMBLES,
-               law="corr_K^2 = 1 / (1 + k / M), k per data seed by least squares through the origin on "
-                   "1/corr^2 - 1 vs 1/M; mean +- s.e. over seeds")
+    res.update(
+        setup={k: v for k, v in setup.items() if not k.startswith("fit_")},
+        ensembles=ENSEMBLES,
+        law="corr_K^2 = 1 / (1 + k / M), k per data seed by least squares through the origin on "
+        "1/corr^2 - 1 vs 1/M; mean +- s.e. over seeds",
+    )
     res["datasets"] = datasets(setup, cache)
     done = {(r["model"], r["M"], r["ensemble"], r["D_target"], r["seed"]) for r in res["rows"]}
     warm = {}
@@ -105,33 +170,68 @@ def fit_stage(setup, cache: Path, out: Path, smoke=False):
         model = pt.Potts(d["J"], d["U"], float(d["beta"]), d["h"] if "h" in d.files else None)
         data = {"val": d["val_sequences"], "test": d["test_sequences"]}
         tr = d["sequences"][:M]
-        base = {"M": M, "ensemble": ens, "D_target": D, "seed": seed, "beta": model.beta,
-                "D_train": pt.hamming_distance(tr, model.C)}
+        base = {
+            "M": M,
+            "ensemble": ens,
+            "D_target": D,
+            "seed": seed,
+            "beta": model.beta,
+            "D_train": pt.hamming_distance(tr, model.C),
+        }
         if ("FA", M, ens, D, seed) not in done:
             t1 = time.time()
             fit = pt.fit_scan(
-                jax.random.PRNGKey(seed), tr, data["val"], model.C,
-                pt.FitSettings(lams=setup["lams"], fields=(model.h is not None,), stop_when_worse=True,
-                               lam_fields=setup["lam_fields"]), init=warm.get((ens, D, seed)))
+                jax.random.PRNGKey(seed),
+                tr,
+                data["val"],
+                model.C,
+                pt.FitSettings(
+                    lams=setup["lams"],
+                    fields=(model.h is not None,),
+                    stop_when_worse=True,
+                    lam_fields=setup["lam_fields"],
+                ),
+                init=warm.get((ens, D, seed)),
+            )
             p, best, scan = fit.params, fit.best, fit.entries
             warm[(ens, D, seed)] = p
-            row = {"model": "FA", **base, "fields": fit.config.bias, "lam": best["lam"],
-                   "lam_fields": setup["lam_fields"] if fit.config.bias else None, "fit": best["fit"],
-                   "scan": [{k: e[k] for k in ("lam", "val_nll")} | {"reason": e["fit"]["reason"]} for e in scan],
-                   **pt.fa_metrics(p, model, data), "seconds": time.time() - t1}
+            row = {
+                "model": "FA",
+                **base,
+                "fields": fit.config.bias,
+                "lam": best["lam"],
+                "lam_fields": setup["lam_fields"] if fit.config.bias else None,
+                "fit": best["fit"],
+                "scan": [{k: e[k] for k in ("lam", "val_nll")} | {"reason": e["fit"]["reason"]} for e in scan],
+                **pt.fa_metrics(p, model, data),
+                "seconds": time.time() - t1,
+            }
             res["rows"].append(row)
             pt.atomic_write_json(path, res)
-            print(f"FA  M={M} {tag} s{seed}: corr_K {row['corr_K']:.3f} eps_J {row['eps_J']:.3f} "
-                  f"lam {row['lam']:g} {row['fit']['reason']} ({row['seconds']:.0f} s)", flush=True)
+            print(
+                f"FA  M={M} {tag} s{seed}: corr_K {row['corr_K']:.3f} eps_J {row['eps_J']:.3f} "
+                f"lam {row['lam']:g} {row['fit']['reason']} ({row['seconds']:.0f} s)",
+                flush=True,
+            )
         if ("plmDCA", M, ens, D, seed) not in done:
             t1 = time.time()
             p, info = pt.fit_plmdca(tr, model.C, setup["plm_lam"])
-            row = {"model": "plmDCA", **base, "fields": True, "lam": setup["plm_lam"], "fit": info._asdict(),
-                   **pt.fa_metrics(p, model, data), "seconds": time.time() - t1}
+            row = {
+                "model": "plmDCA",
+                **base,
+                "fields": True,
+                "lam": setup["plm_lam"],
+                "fit": info._asdict(),
+                **pt.fa_metrics(p, model, data),
+                "seconds": time.time() - t1,
+            }
             res["rows"].append(row)
             pt.atomic_write_json(path, res)
-            print(f"plm M={M} {tag} s{seed}: corr_K {row['corr_K']:.3f} eps_J {row['eps_J']:.3f} "
-                  f"{row['fit']['reason']} ({row['seconds']:.0f} s)", flush=True)
+            print(
+                f"plm M={M} {tag} s{seed}: corr_K {row['corr_K']:.3f} eps_J {row['eps_J']:.3f} "
+                f"{row['fit']['reason']} ({row['seconds']:.0f} s)",
+                flush=True,
+            )
     res["laws"] = laws(res["rows"])
     res["seconds_this_run"] = time.time() - t0
     pt.atomic_write_json(path, res)
@@ -156,8 +256,9 @@ def merge(out: Path, parts, cache: Path | None = None):
             if key not in seen:
                 seen.add(key)
                 rows.append(r)
-    res["rows"] = sorted(rows, key=lambda r: (r["M"], list(ENSEMBLES).index(r["ensemble"]), r["D_target"],
-                                              r["seed"], r["model"] != "FA"))
+    res["rows"] = sorted(
+        rows, key=lambda r: (r["M"], list(ENSEMBLES).index(r["ensemble"]), r["D_target"], r["seed"], r["model"] != "FA")
+    )
     if cache is not None and cache.exists():
         res["datasets"] = datasets(res["setup"], cache)
     res["laws"] = laws(res["rows"])
@@ -179,12 +280,25 @@ def datasets(setup, cache: Path):
                     continue
                 info = json.loads(str(np.load(p)["info"]))
                 eq = info["equilibration"]
-                out.append({"ensemble": ens, "D_target": D, "seed": seed, "beta": tun["beta"], "D_tune": tun["D"],
-                            "tune_steps": len(tun["history"]), "D_sample": eq["D"], "D_se": eq["D_se"],
-                            "energy_per_site": eq["energy_per_site"], "rhat_energy": eq["rhat_energy"],
-                            "swap_acc_min": eq["swap_acc_min"], "round_trips_mean": eq["round_trips_mean"],
-                            "passed": eq["passed"], "failures": eq["failures"],
-                            "sample_seconds": info.get("seconds")})
+                out.append(
+                    {
+                        "ensemble": ens,
+                        "D_target": D,
+                        "seed": seed,
+                        "beta": tun["beta"],
+                        "D_tune": tun["D"],
+                        "tune_steps": len(tun["history"]),
+                        "D_sample": eq["D"],
+                        "D_se": eq["D_se"],
+                        "energy_per_site": eq["energy_per_site"],
+                        "rhat_energy": eq["rhat_energy"],
+                        "swap_acc_min": eq["swap_acc_min"],
+                        "round_trips_mean": eq["round_trips_mean"],
+                        "passed": eq["passed"],
+                        "failures": eq["failures"],
+                        "sample_seconds": info.get("seconds"),
+                    }
+                )
     return out
 
 
@@ -213,17 +327,39 @@ def laws(rows):
         k_mean = float(np.mean(ks)) if ks else None
         # a test of the 1/M form: k fitted on the small-M half and on the large-M half of the grid (equal if the
         # law holds), and the largest gap between the law (k mean) and the seed-mean corr at any M
-        half = Ms[:len(Ms) // 2], Ms[len(Ms) // 2:]
-        k_half = [law_k([r["M"] for r in sel if r["M"] in h], [r["corr_K"] for r in sel if r["M"] in h])[0]
-                  if len(Ms) >= 2 else None for h in half]
-        dev = (max(abs(float(np.mean([r["corr_K"] for r in sel if r["M"] == M])) - 1 / np.sqrt(1 + k_mean / M))
-                   for M in Ms) if k_mean else None)
-        out.append({"model": mdl, "ensemble": ens, "D_target": D, "Ms": Ms,
-                    "k_per_seed": ks, "k_mean": k_mean,
-                    "k_se": float(np.std(ks, ddof=1) / np.sqrt(len(ks))) if len(ks) > 1 else None,
-                    "k_pooled": kp, "k_pooled_se": kp_se, "n_cells": len(sel),
-                    "k_small_M": k_half[0], "k_large_M": k_half[1], "small_Ms": half[0], "large_Ms": half[1],
-                    "max_abs_dev_corr": dev})
+        half = Ms[: len(Ms) // 2], Ms[len(Ms) // 2 :]
+        k_half = [
+            law_k([r["M"] for r in sel if r["M"] in h], [r["corr_K"] for r in sel if r["M"] in h])[0]
+            if len(Ms) >= 2
+            else None
+            for h in half
+        ]
+        dev = (
+            max(
+                abs(float(np.mean([r["corr_K"] for r in sel if r["M"] == M])) - 1 / np.sqrt(1 + k_mean / M)) for M in Ms
+            )
+            if k_mean
+            else None
+        )
+        out.append(
+            {
+                "model": mdl,
+                "ensemble": ens,
+                "D_target": D,
+                "Ms": Ms,
+                "k_per_seed": ks,
+                "k_mean": k_mean,
+                "k_se": float(np.std(ks, ddof=1) / np.sqrt(len(ks))) if len(ks) > 1 else None,
+                "k_pooled": kp,
+                "k_pooled_se": kp_se,
+                "n_cells": len(sel),
+                "k_small_M": k_half[0],
+                "k_large_M": k_half[1],
+                "small_Ms": half[0],
+                "large_Ms": half[1],
+                "max_abs_dev_corr": dev,
+            }
+        )
     return out
 
 
@@ -252,8 +388,7 @@ def plot(res, path):
                 law = [x for x in res.get("laws", []) if (x["model"], x["ensemble"], x["D_target"]) == (mdl, e, D)]
                 if law and law[0]["k_mean"]:
                     g = np.geomspace(min(Ms) / 1.5, max(Ms) * 1.5, 100)
-                    ax.plot(g, 1 / np.sqrt(1 + law[0]["k_mean"] / g), lw=0.8, color=ax.lines[-1].get_color(),
-                            alpha=0.6)
+                    ax.plot(g, 1 / np.sqrt(1 + law[0]["k_mean"] / g), lw=0.8, color=ax.lines[-1].get_color(), alpha=0.6)
             ax.set_xscale("log")
             ax.set_ylim(0, 1.02)
             ax.set_title(f"{e}, D = {D}", fontsize=9)
@@ -282,12 +417,16 @@ def main(argv=None):
     ap.add_argument("--Ms", type=int, nargs="+", help="fit only these M (the data are drawn for the full grid)")
     ap.add_argument("--targets", type=float, nargs="+", help="fit only these D targets (cells already fitted are kept)")
     ap.add_argument("--ensembles", nargs="+", choices=list(ENSEMBLES), help="fit only these ensembles")
-    ap.add_argument("--merge", nargs="+", metavar="JSON",
-                    help="merge the rows of these potts_recovery.json files into OUTDIR (no fitting)")
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="JSON",
+        help="merge the rows of these potts_recovery.json files into OUTDIR (no fitting)",
+    )
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args(argv)
     setup = dict(SMOKE if args.smoke else FULL)
-    if args.seeds:    # fit stage alone: a filter on the cells (the stored setup keeps every seed, so parts merge)
+    if args.seeds:  # fit stage alone: a filter on the cells (the stored setup keeps every seed, so parts merge)
         setup["fit_seeds" if args.stage == "fit" else "seeds"] = args.seeds
     if args.smoke and args.outdir is None:
         args.outdir = "recovery_smoke"

@@ -30,8 +30,10 @@ def main(outdir, curves_only=False, smoke=False):
     for alpha in () if curves_only else ((2.0,) if smoke else (0.5, 2.0, 4.0)):
         for lam in (1e-3, 1e-1):
             M = int(round(alpha * (L - 1)))
-            per = [pt.simulate_ridge(teacher, range(sites), M, lam, reps=res["reps_per_seed"], seed=100 + k)
-                   for k in range(SEEDS)]
+            per = [
+                pt.simulate_ridge(teacher, range(sites), M, lam, reps=res["reps_per_seed"], seed=100 + k)
+                for k in range(SEEDS)
+            ]
             row = {"alpha": alpha, "lam": lam, "M": M}
             for q in ("rel_coupling_error", "test_mse"):
                 v = np.array([r[q] for r in per])
@@ -42,16 +44,22 @@ def main(outdir, curves_only=False, smoke=False):
                 row["z_" + q] = (row[q] - row["theory_" + q]) / row[q + "_se_seeds"]
             row["per_seed"] = [{k: r[k] for k in ("rel_coupling_error", "test_mse")} for r in per]
             res["table"].append(row)
-            print(f"alpha {alpha} lam {lam:g}: coupling {row['rel_coupling_error']:.4f} +- "
-                  f"{row['rel_coupling_error_se_seeds']:.4f} (theory {row['theory_rel_coupling_error']:.4f})",
-                  flush=True)
+            print(
+                f"alpha {alpha} lam {lam:g}: coupling {row['rel_coupling_error']:.4f} +- "
+                f"{row['rel_coupling_error_se_seeds']:.4f} (theory {row['theory_rel_coupling_error']:.4f})",
+                flush=True,
+            )
     alphas = [0.5, 2.0] if smoke else [0.25, 0.5, 0.75, 0.95, 1.05, 1.5, 2.0, 3.0, 4.0, 5.0]
-    curves = pt.replica_curves(teacher, alphas, [1e-2] if smoke else [1e-4, 1e-2, 1e-1], sites=sites,
-                               reps=2 if smoke else SEEDS, seed=11)
-    res["figure"] = {"labels": curves["labels"].tolist(), "alphas": curves["alphas"].tolist(),
-                     "simulation_mean_se": curves["simulation"].tolist(),
-                     "simulation_theory": curves["simulation_theory"].tolist(),
-                     "training_sets_per_point": 2 if smoke else SEEDS}
+    curves = pt.replica_curves(
+        teacher, alphas, [1e-2] if smoke else [1e-4, 1e-2, 1e-1], sites=sites, reps=2 if smoke else SEEDS, seed=11
+    )
+    res["figure"] = {
+        "labels": curves["labels"].tolist(),
+        "alphas": curves["alphas"].tolist(),
+        "simulation_mean_se": curves["simulation"].tolist(),
+        "simulation_theory": curves["simulation_theory"].tolist(),
+        "training_sets_per_point": 2 if smoke else SEEDS,
+    }
     pt.atomic_savez(outdir / "replica_curves.npz", **curves)
     pt.plot_replica(curves, outdir / "potts_replica.png")
     pt.atomic_write_json(outdir / "potts_replica.json", res)

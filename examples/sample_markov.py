@@ -1,7 +1,7 @@
 """Sample the hidden-Markov 4-path network with the Python API and print its diagnostics.
 
-    python examples/sample_markov.py            # P=100, N=10, T=0.01, 4 chains x (500 + 500)
-    python examples/sample_markov.py --smoke    # tiny, for the test suite
+python examples/sample_markov.py            # P=100, N=10, T=0.01, 4 chains x (500 + 500)
+python examples/sample_markov.py --smoke    # tiny, for the test suite
 """
 
 import argparse

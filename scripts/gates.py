@@ -37,22 +37,39 @@ def main(argv=None) -> int:
     rows = []
     for c in sweep.cells:
         sel = ds.isel({n: i for n, i in zip(sweep.names, c.index)})
-        rows.append({**{n: v.item() if hasattr(v, "item") else v for n, v in zip(sweep.names, c.values)},
-                     "status": str(sel["status"].values), "error": str(sel["error"].values),
-                     "max_rhat": float(sel["max_rhat"]), "min_ess_bulk": float(sel["min_ess_bulk"]),
-                     "divergences": int(sel["divergences"]), "converged": bool(int(sel["converged"])),
-                     "wall_s": float(sel["wall_s"])})
+        rows.append(
+            {
+                **{n: v.item() if hasattr(v, "item") else v for n, v in zip(sweep.names, c.values)},
+                "status": str(sel["status"].values),
+                "error": str(sel["error"].values),
+                "max_rhat": float(sel["max_rhat"]),
+                "min_ess_bulk": float(sel["min_ess_bulk"]),
+                "divergences": int(sel["divergences"]),
+                "converged": bool(int(sel["converged"])),
+                "wall_s": float(sel["wall_s"]),
+            }
+        )
     t = Thresholds()
-    out = {"config": os.path.relpath(args.config, ROOT), "writer": "scripts/gates.py",
-           "thresholds": {"rhat_max": t.rhat_max, "ess_bulk_min": t.ess_bulk_min, "ess_tail_min": t.ess_tail_min,
-                          "max_divergences": t.max_divergences, "bfmi_min": t.bfmi_min},
-           "cells": rows}
+    out = {
+        "config": os.path.relpath(args.config, ROOT),
+        "writer": "scripts/gates.py",
+        "thresholds": {
+            "rhat_max": t.rhat_max,
+            "ess_bulk_min": t.ess_bulk_min,
+            "ess_tail_min": t.ess_tail_min,
+            "max_divergences": t.max_divergences,
+            "bfmi_min": t.bfmi_min,
+        },
+        "cells": rows,
+    }
     Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
     bad = [r for r in rows if not r["converged"]]
     print(f"{len(rows) - len(bad)}/{len(rows)} cells PASS; wrote {args.json}")
     for r in bad:
-        print("FAIL", {k: r[k] for k in ("width", "temperature", "seed", "max_rhat", "min_ess_bulk", "divergences",
-                                          "error")})
+        print(
+            "FAIL",
+            {k: r[k] for k in ("width", "temperature", "seed", "max_rhat", "min_ess_bulk", "divergences", "error")},
+        )
     return 1 if bad else 0
 
 

@@ -48,19 +48,23 @@ def exact_predictive(phi_train, phi_test, y, widths, variances, T, n_grid=1601):
     lu = np.log(s1 * sa) + np.linspace(lo_a + lo_1, hi_a + hi_1, n_grid)
     a, u = np.exp(la)[:, None], np.exp(lu)[None, :]
     # prior in (ln a, ln u): p(a) a * p(u | a) u
-    log_prior = (_log_gamma_density(a, Na / 2, Na / (2 * sa)) + la[:, None]
-                 + _log_gamma_density(u, N1 / 2, N1 / (2 * s1 * a)) + lu[None, :])
+    log_prior = (
+        _log_gamma_density(a, Na / 2, Na / (2 * sa))
+        + la[:, None]
+        + _log_gamma_density(u, N1 / 2, N1 / (2 * s1 * a))
+        + lu[None, :]
+    )
     d = u[0][:, None] * lam[None, :] + T  # (n_u, P)
-    log_lik = -0.5 * (np.sum(z ** 2 / d, axis=1) + np.sum(np.log(d), axis=1))
+    log_lik = -0.5 * (np.sum(z**2 / d, axis=1) + np.sum(np.log(d), axis=1))
     log_w = log_prior + log_lik[None, :]
     w = np.exp(log_w - log_w.max())
     w_u = w.sum(axis=0)  # marginal weight of each u (the trapezoid weights cancel on a uniform grid)
     w_u /= w_u.sum()
     uu = u[0]
     m = uu[:, None] * ((z / d) @ kq)  # (n_u, Qn)
-    v = uu[:, None] * k0s[None, :] - uu[:, None] ** 2 * ((1.0 / d) @ (kq ** 2))
+    v = uu[:, None] * k0s[None, :] - uu[:, None] ** 2 * ((1.0 / d) @ (kq**2))
     mean = w_u @ m
-    var = w_u @ v + w_u @ (m ** 2) - mean ** 2
+    var = w_u @ v + w_u @ (m**2) - mean**2
     edge = max(w[:, :3].max(), w[:, -3:].max(), w[:3].max(), w[-3:].max())
     if edge > 1e-12:
         raise ValueError(f"quadrature grid too narrow (edge weight {edge:.1e})")

@@ -7,32 +7,54 @@ import gzip
 
 import numpy as np
 
-FOCUS = "ACDEFGHIKLMNPQRSTVWY"      # 20 residues, numbered 101..120 in the alignment (header /101-120)
+FOCUS = "ACDEFGHIKLMNPQRSTVWY"  # 20 residues, numbered 101..120 in the alignment (header /101-120)
 
 #: (focus position 1-based) -> contact-atom coordinates; positions on a line 10 A apart, a few moved close
 _POS = {k: (10.0 * k, 0.0, 0.0) for k in range(1, 21)}
-_POS.update({12: (20.0, 6.0, 0.0), 18: (50.0, 0.0, 7.0), 19: (60.0, 0.0, 7.0), 20: (110.0, 6.5, 0.0),
-             16: (30.0, 0.0, -7.5)})
+_POS.update(
+    {12: (20.0, 6.0, 0.0), 18: (50.0, 0.0, 7.0), 19: (60.0, 0.0, 7.0), 20: (110.0, 6.5, 0.0), 16: (30.0, 0.0, -7.5)}
+)
 #: the true contacts (< 8 A) among focus positions, 1-based
 CONTACTS = {(2, 12), (5, 18), (3, 16), (6, 19), (11, 20)}
-MISSING = 15                         # R15 has no coordinates in the structure
-MISMATCH = (14, "E")                 # Q14 is E in the structure
+MISSING = 15  # R15 has no coordinates in the structure
+MISMATCH = (14, "E")  # Q14 is E in the structure
 
 
 def _atom(serial, name, res, chain, num, icode, xyz, *, het=False, altloc=" ", occ=1.0):
     rec = "HETATM" if het else "ATOM  "
     nm = f" {name:<3}" if len(name) < 4 else name
-    return (f"{rec}{serial:5d} {nm}{altloc}{res:>3} {chain}{num:4d}{icode:1}   "
-            f"{xyz[0]:8.3f}{xyz[1]:8.3f}{xyz[2]:8.3f}{occ:6.2f}{20.0:6.2f}          {name[0]:>2}\n")
+    return (
+        f"{rec}{serial:5d} {nm}{altloc}{res:>3} {chain}{num:4d}{icode:1}   "
+        f"{xyz[0]:8.3f}{xyz[1]:8.3f}{xyz[2]:8.3f}{occ:6.2f}{20.0:6.2f}          {name[0]:>2}\n"
+    )
 
 
 def write_pdb(path):
     """Chain A: the focus protein with Q14E, R15 unresolved, G6 (C-alpha), M11 as MSE (HETATM), an
     insertion code (residue 7 numbered 6A), alternate locations on the C-beta of D3 (A: 0.6 at the
     contact position, B: 0.4 far away), a water and a sulphate; chain B: two residues."""
-    three = {"A": "ALA", "C": "CYS", "D": "ASP", "E": "GLU", "F": "PHE", "G": "GLY", "H": "HIS", "I": "ILE",
-             "K": "LYS", "L": "LEU", "M": "MET", "N": "ASN", "P": "PRO", "Q": "GLN", "R": "ARG", "S": "SER",
-             "T": "THR", "V": "VAL", "W": "TRP", "Y": "TYR"}
+    three = {
+        "A": "ALA",
+        "C": "CYS",
+        "D": "ASP",
+        "E": "GLU",
+        "F": "PHE",
+        "G": "GLY",
+        "H": "HIS",
+        "I": "ILE",
+        "K": "LYS",
+        "L": "LEU",
+        "M": "MET",
+        "N": "ASN",
+        "P": "PRO",
+        "Q": "GLN",
+        "R": "ARG",
+        "S": "SER",
+        "T": "THR",
+        "V": "VAL",
+        "W": "TRP",
+        "Y": "TYR",
+    }
     lines, n = [], 0
     for k, aa in enumerate(FOCUS, start=1):
         if k == MISSING:
@@ -91,7 +113,7 @@ def write_formats(folder, M=60, seed=0):
     paths["fasta"].write_text(fa)
     a3m = []
     for k, (i, r) in enumerate(zip(ids, rows)):
-        ins = "" if k == 0 else ("kw" if k % 2 else "g")     # A3M: inserts only in non-query rows
+        ins = "" if k == 0 else ("kw" if k % 2 else "g")  # A3M: inserts only in non-query rows
         a3m.append(f">{i}\n{r[:7]}{ins}{r[7:]}\n")
     paths["a3m"] = folder / "fam.a3m"
     paths["a3m"].write_text("".join(a3m))
@@ -100,7 +122,7 @@ def write_formats(folder, M=60, seed=0):
         for k, (i, r) in enumerate(zip(ids, rows)):
             seg = r[half]
             if half.start == 0 and k % 3 == 1:
-                seg = seg[:5] + "ay" + seg[5:]               # two insert columns, '.' where others have none
+                seg = seg[:5] + "ay" + seg[5:]  # two insert columns, '.' where others have none
             elif half.start == 0:
                 seg = seg[:5] + ".." + seg[5:]
             sto.append(f"{i:<20} {seg}\n")

@@ -26,7 +26,7 @@ def test_density_is_the_order_parameter_density_at_those_heads_plus_the_prior():
     B = rng.standard_normal((4, 3))
     model, args = build_model(task, spec, "attention", rank=2, basis=B, attention_scale=0.6)
     z = {k: rng.standard_normal(s) for k, s in model.site_shapes().items()}
-    Q, K = 0.6 * z["z_Q1"] @ B.T, 0.6 * z["z_K1"] @ B.T   # (H, r, n0): the heads in token space
+    Q, K = 0.6 * z["z_Q1"] @ B.T, 0.6 * z["z_K1"] @ B.T  # (H, r, n0): the heads in token space
     op, op_args = build_model(_task_with_qk(task, Q, K), spec, "order_parameters")
     xi = {k: z[k] for k in op.site_shapes()}
     log_prior_z = sum(-0.5 * np.sum(z[k] ** 2) - 0.5 * z[k].size * np.log(2 * np.pi) for k in ("z_Q1", "z_K1"))
@@ -43,24 +43,24 @@ def test_density_is_the_order_parameter_density_at_those_heads_plus_the_prior():
 def _quadrature_mean(task, b, scale, variances, T, n=128):
     """E[f*] of the GP-limit posterior over (z_q, z_k) ~ N(0, 1)^2 by Gauss-Hermite quadrature, all in numpy:
     one head, rank 1, basis b: scores theta beta_s beta_t with theta = scale^2 z_q z_k, beta = x . b."""
-    t, w = np.polynomial.hermite_e.hermegauss(n)           # weight exp(-t^2 / 2)
+    t, w = np.polynomial.hermite_e.hermegauss(n)  # weight exp(-t^2 / 2)
     w = w / w.sum()
     s0, s1, sa = variances
     g = sa * s1
 
     def phi(x, theta):
-        beta = x @ b                                          # (P, S)
+        beta = x @ b  # (P, S)
         scores = theta * beta[:, :, None] * beta[:, None, :]  # [p, key s, query t]
         e = np.exp(scores - scores.max(axis=1, keepdims=True))
         om = e / e.sum(axis=1, keepdims=True)
-        xpi = np.einsum("psi,ps->pi", x, om[:, :, -1])        # readout "last": the last query
+        xpi = np.einsum("psi,ps->pi", x, om[:, :, -1])  # readout "last": the last query
         return np.sqrt(s0) * xpi / np.sqrt(x.shape[-1])
 
     y = task.y_train
     logw, means = [], []
     for zq, wq in zip(t, w):
         for zk, wk in zip(t, w):
-            theta = scale ** 2 * zq * zk
+            theta = scale**2 * zq * zk
             ptr, pte = phi(task.x_train, theta), phi(task.x_test, theta)
             Kt = g * ptr @ ptr.T + T * np.eye(len(y))
             c = np.linalg.cholesky(Kt)
@@ -93,8 +93,17 @@ def test_gp_limit_matches_quadrature_and_rejects_a_planted_error():
     task, b = _gp_problem()
     variances, T, scale = (1.0, 1.0, 1.0), 0.05, 0.8
     spec = task.spec(width=10, temperature=T, variances=list(variances))
-    cfg = SamplerConfig(model="attention", rank=1, limit="gp", attention_scale=scale, chains=4, warmup=500,
-                        draws=1500, seed=4, progress_bar=False)
+    cfg = SamplerConfig(
+        model="attention",
+        rank=1,
+        limit="gp",
+        attention_scale=scale,
+        chains=4,
+        warmup=500,
+        draws=1500,
+        seed=4,
+        progress_bar=False,
+    )
     dt = sample(task, spec, cfg, basis=b[:, None])
     f = dt["posterior"].ds["f"]
     ess = az.ess(f, method="bulk").values
@@ -110,8 +119,10 @@ def test_gp_limit_matches_quadrature_and_rejects_a_planted_error():
 def test_quadrature_reference_is_converged():
     task, b = _gp_problem()
     """128 Gauss-Hermite nodes per axis against 96: agreement to 1e-5, far below any Monte Carlo error here."""
-    a, c = _quadrature_mean(task, b, 0.8, (1.0, 1.0, 1.0), 0.05, n=96), \
-        _quadrature_mean(task, b, 0.8, (1.0, 1.0, 1.0), 0.05)
+    a, c = (
+        _quadrature_mean(task, b, 0.8, (1.0, 1.0, 1.0), 0.05, n=96),
+        _quadrature_mean(task, b, 0.8, (1.0, 1.0, 1.0), 0.05),
+    )
     np.testing.assert_allclose(a, c, rtol=0, atol=1e-5)
 
 
@@ -131,8 +142,8 @@ def test_prior_draws_of_the_order_parameters_are_the_wishart_chain():
 
     U_a, Us = jax.vmap(unpack)({k: pos[k] for k in model.layout.site_names})
     U_a, U1 = np.asarray(U_a), np.asarray(Us[0])
-    assert abs(U_a.mean() - 1.5) < 4 * 1.5 * np.sqrt(2 / 9 / n)             # E = sigma_a^2, sd = sigma_a^2 sqrt(2/Na)
-    assert abs(U_a.var() / (2 * 1.5 ** 2 / 9) - 1) < 4 * np.sqrt(2 / n) * 2  # Var = 2 sigma_a^4 / Na
+    assert abs(U_a.mean() - 1.5) < 4 * 1.5 * np.sqrt(2 / 9 / n)  # E = sigma_a^2, sd = sigma_a^2 sqrt(2/Na)
+    assert abs(U_a.var() / (2 * 1.5**2 / 9) - 1) < 4 * np.sqrt(2 / n) * 2  # Var = 2 sigma_a^4 / Na
     m = U1.mean(0)
     se = U1.std(0) / np.sqrt(n)
     assert np.all(np.abs(m - 0.7 * 1.5 * np.eye(2)) < 4 * se + 1e-12), (m, se)
@@ -142,8 +153,9 @@ def test_prior_draws_of_the_order_parameters_are_the_wishart_chain():
 def test_resume_gives_the_same_draws_and_the_maps_are_stored(tmp_path):
     task = random_task(P=8, Q=3, S=3, n0=4, heads=(2,), seed=5)
     spec = task.spec(width=5, temperature=0.3)
-    cfg = SamplerConfig(model="attention", rank=2, chains=2, warmup=4, draws=6, checkpoint_every=2, seed=3,
-                        progress_bar=False)
+    cfg = SamplerConfig(
+        model="attention", rank=2, chains=2, warmup=4, draws=6, checkpoint_every=2, seed=3, progress_bar=False
+    )
     ref = sample(task, spec, cfg)
     ck = tmp_path / "a.ckpt.npz"
     with pytest.raises(SamplingInterrupted):
@@ -164,10 +176,10 @@ def test_resume_gives_the_same_draws_and_the_maps_are_stored(tmp_path):
 
 BAD = [
     (dict(rank=0), "model.rank"),
-    (dict(rank=5), "model.rank"),                      # n0 = 4
+    (dict(rank=5), "model.rank"),  # n0 = 4
     (dict(rank=1, attention_scale=-1.0), "model.attention_scale"),
     (dict(rank=1, limit="infinite"), "model.limit"),
-    (dict(), "model.rank"),                             # required
+    (dict(), "model.rank"),  # required
 ]
 
 
@@ -176,8 +188,14 @@ def test_bad_options_name_their_field(kw, field):
     task = random_task(P=6, Q=3, S=3, n0=4, heads=(2,), seed=1)
     with pytest.raises(InputError, match=f"^{field}"):
         cfg = SamplerConfig(model="attention", **kw)
-        build_model(task, task.spec(width=5, temperature=0.1), "attention", rank=cfg.rank, limit=cfg.limit,
-                    attention_scale=cfg.attention_scale)
+        build_model(
+            task,
+            task.spec(width=5, temperature=0.1),
+            "attention",
+            rank=cfg.rank,
+            limit=cfg.limit,
+            attention_scale=cfg.attention_scale,
+        )
 
 
 def test_bad_settings_elsewhere():
@@ -195,8 +213,13 @@ def test_bad_settings_elsewhere():
         build_model(task, spec, "attention_weights", rank=1, limit="gp")
     with pytest.raises(InputError, match="^sampler.init: 'prior' starts the attention model"):
         SamplerConfig(model="weights", init="prior")
-    fixed = Task(task.x_train, task.y_train, task.x_test, task.y_test,
-                 (HeadLayer.fixed(train=np.full((6, 1, 3, 3), 1 / 3), test=np.full((3, 1, 3, 3), 1 / 3)),))
+    fixed = Task(
+        task.x_train,
+        task.y_train,
+        task.x_test,
+        task.y_test,
+        (HeadLayer.fixed(train=np.full((6, 1, 3, 3), 1 / 3), test=np.full((3, 1, 3, 3), 1 / 3)),),
+    )
     with pytest.raises(InputError, match="^data.attention_train_1: layer 1 has user-supplied attention arrays"):
         build_model(fixed, fixed.spec(width=5, temperature=0.1), "attention", rank=1)
 
@@ -248,10 +271,14 @@ def test_two_routes_agree_and_a_planted_prior_scale_is_rejected():
     task = _routes_problem()
     spec = task.spec(width=10, temperature=0.1)
     out = {}
-    for name, model, scale in [("collapsed", "attention", 0.5), ("weights", "attention_weights", 0.5),
-                               ("planted", "attention_weights", 1.0)]:
-        cfg = SamplerConfig(model=model, rank=1, attention_scale=scale, chains=4, warmup=500, draws=1500, seed=1,
-                            progress_bar=False)
+    for name, model, scale in [
+        ("collapsed", "attention", 0.5),
+        ("weights", "attention_weights", 0.5),
+        ("planted", "attention_weights", 1.0),
+    ]:
+        cfg = SamplerConfig(
+            model=model, rank=1, attention_scale=scale, chains=4, warmup=500, draws=1500, seed=1, progress_bar=False
+        )
         f = sample(task, spec, cfg)["posterior"].ds["f"]
         if name != "planted":
             assert az.ess(f, method="bulk").values.min() >= 400 and float(az.rhat(f).max()) < 1.01, name

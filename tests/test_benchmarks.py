@@ -17,8 +17,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_device_benchmark_smoke(tmp_path):
     out = tmp_path / "device.json"
     env = {**os.environ, "PYTHON": sys.executable}
-    proc = subprocess.run(["bash", str(ROOT / "benchmarks" / "device" / "run.sh"), "--smoke", "--out", str(out)],
-                          env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "device" / "run.sh"), "--smoke", "--out", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     cases = {c["case"]: c for c in res["cases"]}
@@ -35,9 +40,20 @@ def test_device_benchmark_smoke(tmp_path):
 @pytest.mark.slow
 def test_sweep_benchmark_smoke(tmp_path):
     out = tmp_path / "sweep.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sweep" / "run.py"), "--smoke", "--grid",
-                           str(ROOT / "benchmarks" / "sweep" / "grid_full.toml"), "--out", str(out)],
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "sweep" / "run.py"),
+            "--smoke",
+            "--grid",
+            str(ROOT / "benchmarks" / "sweep" / "grid_full.toml"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     assert set(res["median_wall_s"]) == {"processes", "processes_warm_cache", "sweep_1", "sweep_2"}
@@ -50,8 +66,21 @@ def test_sweep_benchmark_smoke(tmp_path):
 def test_wishart_sites_benchmark_smoke(tmp_path):
     """benchmarks/wishart_sites/run.py at tiny sizes: both coordinates run and the JSON has what the table reads."""
     out = tmp_path / "sites.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "wishart_sites" / "run.py"), "--draws", "100",
-                           "--warmup", "100", "--out", str(out)], capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "wishart_sites" / "run.py"),
+            "--draws",
+            "100",
+            "--warmup",
+            "100",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     assert [c["sites"] for c in res["cases"]] == ["centred", "noncentred"]
@@ -62,14 +91,18 @@ def test_pinning_benchmark_smoke(tmp_path):
     """The pinning benchmark runs (20 calls per process) and fills every row; the speed claims it backs are
     read from benchmarks/sweep/pinning.json by docs/design.md, never asserted here."""
     out = tmp_path / "pinning.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sweep" / "pinning.py"), "--smoke", "--out",
-                           str(out)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "sweep" / "pinning.py"), "--smoke", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     cores = res["meta"]["cores"]
     assert {(r["flags"], r["pinned"], r["processes"]) for r in res["rows"]} == {
-        (f, p, n) for f in ("none", "eigen_off", "eigen_off_intra_op_token") for p in (False, True)
-        for n in {1, cores}}
+        (f, p, n) for f in ("none", "eigen_off", "eigen_off_intra_op_token") for p in (False, True) for n in {1, cores}
+    }
     assert all(r["loop_s_median"] > 0 for r in res["rows"])
 
 
@@ -77,8 +110,12 @@ def test_blas_pinned_benchmark_smoke(tmp_path):
     """benchmarks/sweep/blas_pinned.py runs its three probes and records the BLAS threads each had: 1 only with
     the limit (docs/design.md reads the times from benchmarks/sweep/blas_pinned.json)."""
     out = tmp_path / "blas.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sweep" / "blas_pinned.py"), "--smoke", "--out",
-                           str(out)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "sweep" / "blas_pinned.py"), "--smoke", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = {r["mode"]: r for r in json.loads(out.read_text())["rows"]}
     assert set(rows) == {"unpinned", "pinned_no_limit", "pinned_one_thread"}
@@ -92,9 +129,21 @@ def test_profile_benchmark_smoke(tmp_path):
     """benchmarks/profile/run.py at tiny sizes on a gradient sampler and Gibbs: the phases add up, the warm process
     compiles less than the cold one (its cache is hit), and the floor is its parts."""
     out = tmp_path / "profile.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "profile" / "run.py"), "--smoke", "--cases",
-                           "nuts-order_parameters", "gibbs-weights", "--out", str(out)],
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "profile" / "run.py"),
+            "--smoke",
+            "--cases",
+            "nuts-order_parameters",
+            "gibbs-weights",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     assert res["smoke"] and [c["case"] for c in res["cases"]] == ["nuts-order_parameters", "gibbs-weights"]
@@ -102,8 +151,13 @@ def test_profile_benchmark_smoke(tmp_path):
         cold, warm = c["cold"], c["warm"]
         assert cold["cache_bytes"] > 0 and warm["compile_s"] < cold["compile_s"]
         for r in (cold, warm):
-            parts = r["import_s"] + r["data_s"] + r["model_output_s"] + r["write_s"] + sum(
-                r[f"{p}_s"] for p in ("init", "warmup", "end", "sample"))
+            parts = (
+                r["import_s"]
+                + r["data_s"]
+                + r["model_output_s"]
+                + r["write_s"]
+                + sum(r[f"{p}_s"] for p in ("init", "warmup", "end", "sample"))
+            )
             assert parts == pytest.approx(r["total_s"], rel=1e-6)
             assert sum(r[f"compile_{p}_s"] for p in ("init", "warmup", "end", "sample")) <= r["compile_s"] + 1e-9
         assert warm["floor_s"] == pytest.approx(warm["unit_s"] * warm["units"] + warm["derived_s"] * warm["kept"])

@@ -7,8 +7,13 @@ import sys
 
 import pytest
 
-from bayes_attn._cache import (SINGLE_THREAD_XLA_FLAGS, cache_dir, limit_xla_threads, memory_map_usage,
-                               release_compiled_programs)
+from bayes_attn._cache import (
+    SINGLE_THREAD_XLA_FLAGS,
+    cache_dir,
+    limit_xla_threads,
+    memory_map_usage,
+    release_compiled_programs,
+)
 
 
 @pytest.mark.parametrize("value", ["off", "OFF", "0", "none", "false", ""])
@@ -64,8 +69,12 @@ print(float(f(jnp.ones((7, 5))).sum()), len(hits))
 
 def test_second_process_loads_the_compiled_program_from_disk(tmp_path):
     env = {**os.environ, "BAYES_ATTN_CACHE_DIR": str(tmp_path / "cache")}
-    out = [subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True).stdout
-           .split() for _ in range(2)]
+    out = [
+        subprocess.run(
+            [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True
+        ).stdout.split()
+        for _ in range(2)
+    ]
     assert out[0][0] == out[1][0]  # same value
     assert int(out[0][1]) == 0 and int(out[1][1]) >= 1, out  # cold, then a hit
     assert any((tmp_path / "cache").iterdir())
@@ -80,8 +89,12 @@ def test_a_test_session_shares_one_fresh_cache():
     if folder is None or not folder.name.startswith("bayes_attn-test-cache-"):
         pytest.skip("BAYES_ATTN_CACHE_DIR was set for this session")
     assert folder.is_dir() and os.environ["BAYES_ATTN_CACHE_DIR"] == str(folder)
-    out = [subprocess.run([sys.executable, "-c", PROBE], env=subprocess_env(), capture_output=True, text=True,
-                          check=True).stdout.split() for _ in range(2)]
+    out = [
+        subprocess.run(
+            [sys.executable, "-c", PROBE], env=subprocess_env(), capture_output=True, text=True, check=True
+        ).stdout.split()
+        for _ in range(2)
+    ]
     assert out[0][0] == out[1][0] and int(out[1][1]) >= 1, out  # the second process read the first one's program
     assert any(folder.iterdir())
 
@@ -97,8 +110,11 @@ def test_release_compiled_programs_frees_their_memory_maps():
     release_compiled_programs(0.0)
     before = memory_map_usage()[0]
     task = random_task(P=5, Q=2, S=2, n0=3, heads=(1,), seed=4)
-    sample(task, task.spec(width=3, temperature=0.5),
-           SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=5, draws=5, seed=0, progress_bar=False))
+    sample(
+        task,
+        task.spec(width=3, temperature=0.5),
+        SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=5, draws=5, seed=0, progress_bar=False),
+    )
     grown = memory_map_usage()[0]
     assert grown > before + 300, (before, grown)
     assert release_compiled_programs(1.0) is False  # below the limit: kept
@@ -128,10 +144,16 @@ print(json.dumps({"before": before, "after": after, "affinity": sorted(os.sched_
 def _blas_probe(one_native_thread: bool) -> dict:
     import json
 
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                                           "MKL_NUM_THREADS")}
-    out = subprocess.run([sys.executable, "-c", BLAS_PROBE, "1" if one_native_thread else "0"], env=env,
-                         capture_output=True, text=True, check=True)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", BLAS_PROBE, "1" if one_native_thread else "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -36,8 +36,15 @@ MARKOV = 'task = "markov"\nP = 10\nn_test = 6\npaths = 4'
 
 
 def write_cfg(tmp_path, name="cfg.toml", **kw):
-    fields = dict(data=MARKOV, width=3, readout="last", temperature=0.1, variances="[1.0, 1.0, 1.0, 1.0]",
-                  kind="nuts", model="collapsed")
+    fields = dict(
+        data=MARKOV,
+        width=3,
+        readout="last",
+        temperature=0.1,
+        variances="[1.0, 1.0, 1.0, 1.0]",
+        kind="nuts",
+        model="collapsed",
+    )
     fields.update(kw)
     p = tmp_path / name
     p.write_text(TINY.format(**fields))
@@ -83,9 +90,17 @@ def test_store_weights_and_bundle_roundtrip(tmp_path, capsys):
     t2 = load_bundle(tmp_path / "b.npz")
     np.testing.assert_allclose(t2.path_inputs("test", "mean"), task.path_inputs("test", "mean"), rtol=1e-12)
     p = tmp_path / "cfg.toml"
-    p.write_text(TINY.format(data='file = "b.npz"', width=3, readout="mean", temperature=0.5,
-                             variances="[1.0, 1.0, 1.0, 1.0]", kind="nuts", model="weights")
-                 .replace("progress_bar = false", "progress_bar = false\nstore_weights = true"))
+    p.write_text(
+        TINY.format(
+            data='file = "b.npz"',
+            width=3,
+            readout="mean",
+            temperature=0.5,
+            variances="[1.0, 1.0, 1.0, 1.0]",
+            kind="nuts",
+            model="weights",
+        ).replace("progress_bar = false", "progress_bar = false\nstore_weights = true")
+    )
     code, _, _ = run_cli(["sample", p, "--out", tmp_path / "r.nc", "--quiet"], capsys)
     assert code == 0
     from bayes_attn.inference import read_run
@@ -105,7 +120,7 @@ def _bundle(tmp_path, **override):
 
 BAD = {
     "missing key": (dict(), "network.temperature", lambda t: t.replace("temperature = 0.1\n", "")),
-    "missing data table": (dict(), "data", lambda t: t[t.index("[network]"):]),
+    "missing data table": (dict(), "data", lambda t: t[t.index("[network]") :]),
     "misspelt table": (dict(), "config.dat", lambda t: t.replace("[sampler]", "[dat]\n[sampler]")),
     "zero width": (dict(width=0), "network.width", None),
     "negative width list": (dict(width="[10, -3]"), "network.width", None),
@@ -179,8 +194,7 @@ def test_unreadable_files(tmp_path, capsys):
 def test_console_script_no_traceback(tmp_path):
     p = write_cfg(tmp_path, temperature=-1)
     exe = Path(sys.executable).parent / "bayes-attn"
-    proc = subprocess.run([str(exe), "sample", str(p), "--out", str(tmp_path / "r.nc")],
-                          capture_output=True, text=True)
+    proc = subprocess.run([str(exe), "sample", str(p), "--out", str(tmp_path / "r.nc")], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: network.temperature: must be > 0, got -1"
     assert "Traceback" not in proc.stderr
@@ -190,13 +204,14 @@ def test_console_script_deprecated_spelling_is_one_warning_line(tmp_path):
     """``[sampler] kind = "wishart"`` still reads, with one ``warning:`` line naming the canonical spelling."""
     p = write_cfg(tmp_path, temperature=-1)
     text = p.read_text()
-    p.write_text(text[:text.index("[model]")] + text[text.index("[sampler]"):].replace('kind = "nuts"',
-                                                                                      'kind = "wishart"'))
+    p.write_text(
+        text[: text.index("[model]")] + text[text.index("[sampler]") :].replace('kind = "nuts"', 'kind = "wishart"')
+    )
     exe = Path(sys.executable).parent / "bayes-attn"
-    proc = subprocess.run([str(exe), "sample", str(p), "--out", str(tmp_path / "r.nc")],
-                          capture_output=True, text=True)
+    proc = subprocess.run([str(exe), "sample", str(p), "--out", str(tmp_path / "r.nc")], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         'warning: sampler.kind = "wishart" is deprecated; use model="order_parameters" '
         '(in TOML: [model] kind = "order_parameters")',
-        "error: network.temperature: must be > 0, got -1"]
+        "error: network.temperature: must be > 0, got -1",
+    ]

@@ -32,9 +32,14 @@ def _fake_run(task, theory, i, shift, path, chains=4, draws=50, seed=0):
     f = m + shift + 0.1 * noise
     Us = np.broadcast_to(U, (chains, draws) + U.shape).copy()
     widths = [int(w) for w in theory["widths"].isel(width=i).values]
-    dt = to_datatree({"f": f, "U": Us}, {"diverging": np.zeros((chains, draws), bool)},
-                     path_labels=task.path_labels, y_train=task.y_train, y_test=task.y_test,
-                     attrs={"width": widths, "temperature": 0.05, "sampler": "fake"})
+    dt = to_datatree(
+        {"f": f, "U": Us},
+        {"diverging": np.zeros((chains, draws), bool)},
+        path_labels=task.path_labels,
+        y_train=task.y_train,
+        y_test=task.y_test,
+        attrs={"width": widths, "temperature": 0.05, "sampler": "fake"},
+    )
     write_run(dt, path)
 
 
@@ -51,8 +56,13 @@ def test_compare_gaps_table_and_plots(theory_file, tmp_path):
     assert rows[40]["mean_rel_err"] == pytest.approx(0.05 * np.sqrt(m1.size) / np.linalg.norm(m1), rel=1e-9)
     assert rows[40]["mean_rms_gap"] == pytest.approx(0.05, rel=1e-9)
     assert rows[6]["acc_theory"] == pytest.approx(float(theory["accuracy"].isel(width=0, temperature=0)))
-    for name in ("compare.txt", "accuracy_vs_width.png", "U_heatmaps.png", "mean_scatter.png",
-                 "mean_error_vs_width.png"):
+    for name in (
+        "compare.txt",
+        "accuracy_vs_width.png",
+        "U_heatmaps.png",
+        "mean_scatter.png",
+        "mean_error_vs_width.png",
+    ):
         assert (out / name).stat().st_size > 0
 
 

@@ -9,8 +9,16 @@ import pytest
 
 from bayes_attn import InputError
 from bayes_attn._io import read_toml
-from bayes_attn.config import (ATTENTION_OPTIONS, FIELD_ROLES, RUN_OPTIONS, SamplerConfig, Thresholds, parse_config, sampler_config,
-                               settings_hash)
+from bayes_attn.config import (
+    ATTENTION_OPTIONS,
+    FIELD_ROLES,
+    RUN_OPTIONS,
+    SamplerConfig,
+    Thresholds,
+    parse_config,
+    sampler_config,
+    settings_hash,
+)
 from bayes_attn.inference import fingerprint
 from bayes_attn.sweep import cell_hash
 
@@ -115,12 +123,17 @@ def test_every_gate_is_a_toml_key(name):
     assert cfg.diagnostics == Thresholds(**{name: value})
 
 
-@pytest.mark.parametrize("table,field", [({"rhat": 1.1}, "diagnostics.rhat"),
-                                         ({"max_divergences": -1}, "diagnostics.max_divergences"),
-                                         ({"max_divergences": 0.5}, "diagnostics.max_divergences"),
-                                         ({"bfmi_min": -0.1}, "diagnostics.bfmi_min"),
-                                         ({"bfmi_min": "low"}, "diagnostics.bfmi_min"),
-                                         ({"ess_bulk_min": 0}, "diagnostics.ess_bulk_min")])
+@pytest.mark.parametrize(
+    "table,field",
+    [
+        ({"rhat": 1.1}, "diagnostics.rhat"),
+        ({"max_divergences": -1}, "diagnostics.max_divergences"),
+        ({"max_divergences": 0.5}, "diagnostics.max_divergences"),
+        ({"bfmi_min": -0.1}, "diagnostics.bfmi_min"),
+        ({"bfmi_min": "low"}, "diagnostics.bfmi_min"),
+        ({"ess_bulk_min": 0}, "diagnostics.ess_bulk_min"),
+    ],
+)
 def test_bad_gates_name_their_key(table, field):
     with pytest.raises(InputError, match=f"^{field}"):
         parse_config({**_raw({}), "diagnostics": table})
@@ -128,7 +141,7 @@ def test_bad_gates_name_their_key(table, field):
 
 def test_the_toml_reader(tmp_path):
     p = tmp_path / "c.toml"
-    p.write_text('[sampler]\nseed = 2\n')
+    p.write_text("[sampler]\nseed = 2\n")
     raw, text = read_toml(p)
     assert raw == {"sampler": {"seed": 2}} and text == p.read_text()
     p.write_text("[[[broken")
@@ -151,11 +164,16 @@ def test_kernel_options_come_from_the_registry():
         assert all(FIELD_ROLES[o] == "draws" for o in s.options), s.name
 
 
-@pytest.mark.parametrize("kind,key,value,warns", [("mala", "max_tree_depth", 6, True),
-                                                  ("gibbs", "target_accept", 0.9, True),
-                                                  ("nuts", "step_size", 0.1, True),
-                                                  ("nuts", "max_tree_depth", 6, False),
-                                                  ("ula", "ula_step_factor", 0.2, False)])
+@pytest.mark.parametrize(
+    "kind,key,value,warns",
+    [
+        ("mala", "max_tree_depth", 6, True),
+        ("gibbs", "target_accept", 0.9, True),
+        ("nuts", "step_size", 0.1, True),
+        ("nuts", "max_tree_depth", 6, False),
+        ("ula", "ula_step_factor", 0.2, False),
+    ],
+)
 def test_another_samplers_option_warns(kind, key, value, warns):
     from bayes_attn import ConfigWarning
 
@@ -183,8 +201,7 @@ def test_data_and_network_tables_are_typed_records():
     assert d.task == "markov" and dict(d.options) == every and d.file is None
     with pytest.raises(InputError, match=r"^data\.seed: unknown key \(allowed: P, beta_att,"):
         DataTable.from_table({"task": "markov", "seed": 1})
-    cfg = parse_config({"data": {"file": "b.npz"}, "network": {"width": [3, 5], "temperature": 0.1,
-                                                               "readout": "mean"}})
+    cfg = parse_config({"data": {"file": "b.npz"}, "network": {"width": [3, 5], "temperature": 0.1, "readout": "mean"}})
     assert cfg.data == DataTable(file="b.npz")
     assert cfg.network == NetworkTable(widths=(3, 5), temperatures=(0.1,), readout="mean")
     assert cfg.widths == [3, 5] and cfg.temperatures == [0.1]

@@ -12,8 +12,9 @@ import pytest
 from bayes_attn import _cpus
 from bayes_attn.cli._main import cpus_wanted
 
-needs_two = pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2,
-                               reason="needs CPU affinity and 2 cores")
+needs_two = pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2, reason="needs CPU affinity and 2 cores"
+)
 
 # A process that starts on every core (the test worker is pinned to one), claims ``n`` cores, reports them,
 # and holds them until the file ``release`` appears.
@@ -36,8 +37,9 @@ while not release.exists():
 
 def _start(n, release, lock_dir):
     env = {**os.environ, _cpus.LOCK_ENV: str(lock_dir)}
-    return subprocess.Popen([sys.executable, "-c", CLAIM, str(n), str(release)], env=env, stdout=subprocess.PIPE,
-                            text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", CLAIM, str(n), str(release)], env=env, stdout=subprocess.PIPE, text=True
+    )
 
 
 def _report(proc):
@@ -107,7 +109,7 @@ def test_a_core_locked_by_another_holder_is_skipped(tmp_path, monkeypatch):
 
     monkeypatch.setattr(_cpus, "allowed_cpus", lambda: [0, 1])
     _cpus.release_cpus()
-    fd = os.open(tmp_path / "cpu0.lock", os.O_RDWR | os.O_CREAT)     # another open file description: its own lock
+    fd = os.open(tmp_path / "cpu0.lock", os.O_RDWR | os.O_CREAT)  # another open file description: its own lock
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     try:
         assert _cpus.choose_cpus(1, busy={0: 0.0, 1: 0.5}, folder=tmp_path) == (1,)
@@ -123,9 +125,13 @@ def test_busy_fraction_sees_a_spinning_core():
     if not _cpus._cpu_times():
         pytest.skip("no /proc/stat")
     me = sorted(os.sched_getaffinity(0))[0]
-    child = subprocess.Popen([sys.executable, "-c",
-                              f"import os, time\nos.sched_setaffinity(0, {{{me}}})\nt = time.time()\n"
-                              "while time.time() - t < 3: pass"])
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import os, time\nos.sched_setaffinity(0, {{{me}}})\nt = time.time()\nwhile time.time() - t < 3: pass",
+        ]
+    )
     try:
         time.sleep(0.5)
         busy = _cpus.cpu_busy([me], interval=0.5)
@@ -154,7 +160,7 @@ def test_cpus_option_sources(monkeypatch):
     assert cpus_wanted("ALL", 1, usable=2) == 2
     monkeypatch.setenv("BAYES_ATTN_CPUS", "2")
     assert cpus_wanted(None, 1, usable=2) == 2
-    assert cpus_wanted("1", "all", usable=2) == 1          # the option beats the variable
+    assert cpus_wanted("1", "all", usable=2) == 1  # the option beats the variable
     monkeypatch.setenv("BAYES_ATTN_CPUS", "9")
     from bayes_attn import InputError
 
@@ -164,8 +170,11 @@ def test_cpus_option_sources(monkeypatch):
 
 def test_cli_bad_cpus_is_one_line_and_exit_2(tmp_path):
     out = tmp_path / "t.nc"
-    res = subprocess.run([sys.executable, "-m", "bayes_attn.cli", "theory", "missing.toml", "--out", str(out),
-                          "--cpus", "0"], capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "bayes_attn.cli", "theory", "missing.toml", "--out", str(out), "--cpus", "0"],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 2
     assert res.stderr.strip().startswith("error: --cpus:") and len(res.stderr.strip().splitlines()) == 1
     assert not out.exists()

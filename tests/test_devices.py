@@ -42,12 +42,18 @@ class TestLayout:
         src = [p for p in Path(bayes_attn.__file__).parent.rglob("*.py") if "pmap(" in p.read_text()]
         assert not src, src
 
-    @pytest.mark.parametrize("kw,match", [(dict(devices=0), "sampler.devices"), (dict(devices=-2), "sampler.devices"),
-                                          (dict(devices=3), "sampler.devices: 3 devices do not divide 4 chains"),
-                                          (dict(devices=2.0), "sampler.devices"),
-                                          (dict(devices=2, chain_method="sequential"), "sampler.devices"),
-                                          (dict(precision="float16"), "sampler.precision"),
-                                          (dict(precision="double"), "sampler.precision")])
+    @pytest.mark.parametrize(
+        "kw,match",
+        [
+            (dict(devices=0), "sampler.devices"),
+            (dict(devices=-2), "sampler.devices"),
+            (dict(devices=3), "sampler.devices: 3 devices do not divide 4 chains"),
+            (dict(devices=2.0), "sampler.devices"),
+            (dict(devices=2, chain_method="sequential"), "sampler.devices"),
+            (dict(precision="float16"), "sampler.precision"),
+            (dict(precision="double"), "sampler.precision"),
+        ],
+    )
     def test_bad_config(self, kw, match):
         with pytest.raises(InputError, match=match):
             SamplerConfig(chains=4, **kw)
@@ -62,8 +68,9 @@ class TestLayout:
 
         save_bundle(random_task(P=5, Q=3, S=3, n0=3, heads=(2,), seed=1), tmp_path / "b.npz")
         cfg = tmp_path / "run.toml"
-        cfg.write_text('[data]\nfile = "b.npz"\n[network]\nwidth = 3\ntemperature = 0.2\n'
-                       '[sampler]\nchains = 4\ndevices = 3\n')
+        cfg.write_text(
+            '[data]\nfile = "b.npz"\n[network]\nwidth = 3\ntemperature = 0.2\n[sampler]\nchains = 4\ndevices = 3\n'
+        )
         code = main(["sample", str(cfg), "--out", str(tmp_path / "o.nc"), "--quiet"])
         err = capsys.readouterr().err.strip()
         assert code == 2 and err.count("\n") == 0 and "sampler.devices" in err and "Traceback" not in err
@@ -77,18 +84,41 @@ class TestLayout:
 
 
 #: every sampler kind; NUTS on the two weight models and the 2-device layouts in the slow set (the suite's time)
-_KINDS = [("nuts", "order_parameters"), ("mala", "collapsed"), ("ula", "collapsed"), ("gibbs", "weights"),
-          ("nuts", "weights"), ("nuts", "collapsed")]
-DEVICE_CASES = [pytest.param(k, m, d, id=f"{k}-{m}-{d}dev",
-                             marks=[pytest.mark.slow] if (d == 2 or k == "nuts" and m != "order_parameters") else [])
-                for k, m in _KINDS for d in (4, 2)]
+_KINDS = [
+    ("nuts", "order_parameters"),
+    ("mala", "collapsed"),
+    ("ula", "collapsed"),
+    ("gibbs", "weights"),
+    ("nuts", "weights"),
+    ("nuts", "collapsed"),
+]
+DEVICE_CASES = [
+    pytest.param(
+        k,
+        m,
+        d,
+        id=f"{k}-{m}-{d}dev",
+        marks=[pytest.mark.slow] if (d == 2 or k == "nuts" and m != "order_parameters") else [],
+    )
+    for k, m in _KINDS
+    for d in (4, 2)
+]
 _ONE_DEVICE = {}
 
 
 def _run(kind, model, devices):
     task, spec = _problem()
-    cfg = SamplerConfig(kind=kind, model=model, chains=4, warmup=6, draws=6, seed=5, checkpoint_every=3,
-                        progress_bar=False, devices=devices)
+    cfg = SamplerConfig(
+        kind=kind,
+        model=model,
+        chains=4,
+        warmup=6,
+        draws=6,
+        seed=5,
+        checkpoint_every=3,
+        progress_bar=False,
+        devices=devices,
+    )
     return sample(task, spec, cfg)
 
 
@@ -125,8 +155,16 @@ def test_float32_runs_are_float32_and_agree_with_float64():
     task, spec = _problem(width=10)
     out = {}
     for prec, seed in (("float64", 1), ("float32", 2)):
-        cfg = SamplerConfig(kind="nuts", model="order_parameters", chains=2, warmup=300, draws=600, seed=seed,
-                            progress_bar=False, precision=prec)
+        cfg = SamplerConfig(
+            kind="nuts",
+            model="order_parameters",
+            chains=2,
+            warmup=300,
+            draws=600,
+            seed=seed,
+            progress_bar=False,
+            precision=prec,
+        )
         out[prec] = sample(task, spec, cfg)
         assert out[prec].attrs["precision"] == prec
     assert jax.config.jax_enable_x64

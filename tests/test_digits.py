@@ -39,7 +39,7 @@ def test_layer_norm_and_positions():
     raw = np.array([[np.sin(t / 10000 ** (2 * k / 16)), np.cos(t / 10000 ** (2 * k / 16))]])
     raw0 = np.array([[np.sin(0.0), np.cos(0.0)]])  # t = 0, k = 0
     # standardisation is one affine map for all entries: differences scale by the same factor
-    ratio = (pe[t, 2 * k:2 * k + 2] - pe[0, 0:2]) / (raw - raw0)[0]
+    ratio = (pe[t, 2 * k : 2 * k + 2] - pe[0, 0:2]) / (raw - raw0)[0]
     np.testing.assert_allclose(ratio, ratio[0], rtol=1e-10)
 
 
@@ -77,7 +77,7 @@ def test_tokens_formula(src):
     for m in range(3):
         for j in range(4):
             r, cc = divmod(j, 2)
-            patch = src.images[idx[1, m], 4 * r:4 * r + 4, 4 * cc:4 * cc + 4, 0].ravel()
+            patch = src.images[idx[1, m], 4 * r : 4 * r + 4, 4 * cc : 4 * cc + 4, 0].ravel()
             t = 4 * m + j
             np.testing.assert_allclose(x[1, t], layer_norm(patch) + pe[t] + E[m], atol=1e-12)
 

@@ -57,13 +57,26 @@ def numbers_outside_tables(text: str) -> list[tuple[int, str]]:
 
 
 def test_numbers_outside_tables_on_a_synthetic_document():
-    doc = "\n".join([
-        "# title 1", "",
-        "| a | b |", "|---|---|", "| x | y |",          # a table without numbers: fine
-        "<!-- table: t -->", "| N | acc |", "|---|---|", "| 10 | 96.2 |", "<!-- /table -->",
-        "| N | acc |", "|---|---|", "| 30 | 95.5 |",     # hand-typed numbers: caught
-        "```", "| 1 | 2 |", "```",                     # fenced code is not a table
-    ])
+    doc = "\n".join(
+        [
+            "# title 1",
+            "",
+            "| a | b |",
+            "|---|---|",
+            "| x | y |",  # a table without numbers: fine
+            "<!-- table: t -->",
+            "| N | acc |",
+            "|---|---|",
+            "| 10 | 96.2 |",
+            "<!-- /table -->",
+            "| N | acc |",
+            "|---|---|",
+            "| 30 | 95.5 |",  # hand-typed numbers: caught
+            "```",
+            "| 1 | 2 |",
+            "```",  # fenced code is not a table
+        ]
+    )
     assert numbers_outside_tables(doc) == [(13, "| 30 | 95.5 |")]
     assert numbers_outside_tables(doc.replace("| 30 | 95.5 |", "| x | y |")) == []
     with pytest.raises(ValueError, match="not closed"):
@@ -75,7 +88,8 @@ def test_numbers_outside_tables_on_a_synthetic_document():
 def test_results_has_no_table_of_numbers_outside_a_generated_block():
     bad = numbers_outside_tables((ROOT / "docs" / "results.md").read_text())
     assert not bad, "hand-written table rows with numbers in docs/results.md (generate them):\n" + "\n".join(
-        f"  line {i}: {line[:100]}" for i, line in bad)
+        f"  line {i}: {line[:100]}" for i, line in bad
+    )
 
 
 def test_every_table_marker_names_an_existing_generator():
@@ -106,8 +120,11 @@ def test_every_cited_document_exists():
     missing = set()
     for top in CITING:
         path = ROOT / top
-        files = [path] if path.is_file() else [p for p in path.rglob("*")
-                                                if p.is_file() and p.suffix in SUFFIXES and "__pycache__" not in p.parts]
+        files = (
+            [path]
+            if path.is_file()
+            else [p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES and "__pycache__" not in p.parts]
+        )
         for f in files:
             for m in CITED.finditer(f.read_text(errors="replace")):
                 if not (ROOT / "docs" / f"{m.group(1)}.md").is_file():

@@ -18,15 +18,29 @@ import bayes_attn
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the subpackages of the API reference (docs/api/), in layer order
-LISTED = ["linalg", "network", "tasks", "potts", "gd", "theory", "config", "inference", "inference.models",
-          "inference.samplers", "diagnostics", "sweep", "potts_bayes"]
+LISTED = [
+    "linalg",
+    "network",
+    "tasks",
+    "potts",
+    "gd",
+    "theory",
+    "config",
+    "inference",
+    "inference.models",
+    "inference.samplers",
+    "diagnostics",
+    "sweep",
+    "potts_bayes",
+]
 
 
 def public_subpackages() -> list[str]:
     """The listed subpackages and every other package under bayes_attn/ whose path has no component with a
     leading underscore, except the command line (``cli``, documented by ``bayes-attn --help``)."""
-    found = [m.name.removeprefix("bayes_attn.") for m in pkgutil.walk_packages(bayes_attn.__path__, "bayes_attn.")
-             if m.ispkg]
+    found = [
+        m.name.removeprefix("bayes_attn.") for m in pkgutil.walk_packages(bayes_attn.__path__, "bayes_attn.") if m.ispkg
+    ]
     found = [n for n in found if n.split(".")[0] != "cli" and not any(p.startswith("_") for p in n.split("."))]
     return LISTED + sorted(set(found) - set(LISTED))
 
@@ -49,8 +63,9 @@ def test_every_public_name_has_a_docstring(sub, name):
     doc = inspect.getdoc(getattr(module, name))  # lazily resolved names (PEP 562) resolve here too
     assert isinstance(doc, str) and doc.strip(), f"bayes_attn.{sub}.{name} has no docstring"
     # NamedTuples and dataclasses without a docstring get their signature as one: "Name(a, b)", "Name(a: int)"
-    assert not (doc.startswith(f"{name}(") and "\n" not in doc.strip()), \
+    assert not (doc.startswith(f"{name}(") and "\n" not in doc.strip()), (
         f"bayes_attn.{sub}.{name} has only the generated docstring {doc!r}"
+    )
 
 
 @pytest.mark.slow  # about 10 s: renders every page and the whole API
@@ -58,9 +73,14 @@ def test_the_documentation_site_builds_strictly(tmp_path):
     pytest.importorskip("mkdocs", reason="the dev extra (pip install -e '.[dev]') is not installed")
     pytest.importorskip("mkdocstrings_handlers.python", reason="the dev extra is not installed")
     site = tmp_path / "site"
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
-                           "-d", str(site)], cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     # every name of every subpackage's __all__ is rendered on its page (mkdocstrings leaves out what has no
     # docstring, constants included: their docstring is the ``#:`` comment above them, docs/_griffe.py)

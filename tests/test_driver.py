@@ -65,11 +65,16 @@ class TestConfig:
         assert SamplerConfig(kind="nuts").target_accept == 0.8
         assert SamplerConfig(kind="mala", target_accept=0.7).target_accept == 0.7
 
-    @pytest.mark.parametrize("kw,field", [(dict(ula_step_factor=2.5), "sampler.ula_step_factor"),
-                                          (dict(step_size=-1.0), "sampler.step_size"),
-                                          (dict(checkpoint_every=0), "sampler.checkpoint_every"),
-                                          (dict(kind="hmc"), "sampler.kind"),
-                                          (dict(chain_method="pmap"), "sampler.chain_method")])
+    @pytest.mark.parametrize(
+        "kw,field",
+        [
+            (dict(ula_step_factor=2.5), "sampler.ula_step_factor"),
+            (dict(step_size=-1.0), "sampler.step_size"),
+            (dict(checkpoint_every=0), "sampler.checkpoint_every"),
+            (dict(kind="hmc"), "sampler.kind"),
+            (dict(chain_method="pmap"), "sampler.chain_method"),
+        ],
+    )
     def test_bad_values(self, kw, field):
         with pytest.raises(InputError, match=field):
             SamplerConfig(**kw)
@@ -82,11 +87,18 @@ class TestConfig:
         task, spec = _problem(ONE_LAYER)
         means = {}
         for method in ("vectorized", "sequential"):
-            cfg = SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=200, draws=400, seed=3,
-                                progress_bar=False, chain_method=method)
+            cfg = SamplerConfig(
+                kind="nuts",
+                model="collapsed",
+                chains=2,
+                warmup=200,
+                draws=400,
+                seed=3,
+                progress_bar=False,
+                chain_method=method,
+            )
             f = sample(task, spec, cfg)["posterior"]["f"]
-            means[method] = (f.mean(("chain", "draw")).values,
-                             az.mcse(f.to_dataset(), method="mean")["f"].values)
+            means[method] = (f.mean(("chain", "draw")).values, az.mcse(f.to_dataset(), method="mean")["f"].values)
         (m1, s1), (m2, s2) = means["vectorized"], means["sequential"]
         assert np.all(np.abs(m1 - m2) <= 5 * np.hypot(s1, s2) + 1e-12)
 
@@ -97,15 +109,29 @@ class TestConfig:
         task, spec = _problem(ONE_LAYER)
         f = {}
         for method in ("vectorized", "parallel", "sequential"):
-            cfg = SamplerConfig(kind="gibbs", model="collapsed", chains=2, warmup=4, draws=6, seed=5,
-                                progress_bar=False, chain_method=method)
+            cfg = SamplerConfig(
+                kind="gibbs",
+                model="collapsed",
+                chains=2,
+                warmup=4,
+                draws=6,
+                seed=5,
+                progress_bar=False,
+                chain_method=method,
+            )
             f[method] = sample(task, spec, cfg)["posterior"]["f"].values
         np.testing.assert_allclose(f["parallel"], f["vectorized"], rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(f["sequential"], f["vectorized"], rtol=1e-6, atol=1e-9)
 
 
-RESUME_CASES = [("nuts", "weights", 1), ("nuts", "collapsed", 3), ("nuts", "order_parameters", 1),
-                ("mala", "collapsed", 1), ("ula", "weights", 3), ("gibbs", "weights", 3)]
+RESUME_CASES = [
+    ("nuts", "weights", 1),
+    ("nuts", "collapsed", 3),
+    ("nuts", "order_parameters", 1),
+    ("mala", "collapsed", 1),
+    ("ula", "weights", 3),
+    ("gibbs", "weights", 3),
+]
 
 
 @pytest.mark.parametrize("kind,model,stop", RESUME_CASES, ids=[f"{k}-{m}-chunk{s}" for k, m, s in RESUME_CASES])
@@ -113,8 +139,9 @@ def test_resume_gives_the_same_draws(tmp_path, kind, model, stop):
     """Interrupted after chunk ``stop`` (1: in warm-up, 3: in sampling) + resumed == uninterrupted, bit for bit."""
     task, spec = _problem()
     spec = spec.with_(width=4)
-    cfg = SamplerConfig(kind=kind, model=model, chains=2, warmup=4, draws=6, thinning=1, checkpoint_every=2, seed=7,
-                        progress_bar=False)
+    cfg = SamplerConfig(
+        kind=kind, model=model, chains=2, warmup=4, draws=6, thinning=1, checkpoint_every=2, seed=7, progress_bar=False
+    )
     ref = sample(task, spec, cfg)
     ck = tmp_path / "run.ckpt.npz"
     with pytest.raises(SamplingInterrupted):
@@ -153,8 +180,7 @@ def test_bad_checkpoints_are_refused_with_one_line(tmp_path):
     with pytest.raises(SamplingInterrupted):
         sample(task, spec, cfg, checkpoint=ck, stop_after_chunks=1)
     good = ck.read_bytes()
-    for name, data in (("truncated", good[: len(good) // 2]), ("foreign", b"not a checkpoint at all"),
-                       ("empty", b"")):
+    for name, data in (("truncated", good[: len(good) // 2]), ("foreign", b"not a checkpoint at all"), ("empty", b"")):
         bad = tmp_path / f"{name}.npz"
         bad.write_bytes(data)
         with pytest.raises(InputError, match=r"^resume: cannot read checkpoint") as exc:
@@ -201,14 +227,18 @@ def test_sigkill_then_cli_resume(tmp_path):
     (tmp_path / "c.toml").write_text(
         '[data]\nfile = "task.npz"\n[network]\nwidth = 5\ntemperature = 0.2\n[model]\nkind = "order_parameters"\n'
         '[sampler]\nkind = "nuts"\nchains = 2\nwarmup = 200\ndraws = 300\ncheckpoint_every = 5\nseed = 3\n'
-        'progress_bar = false\n')
+        "progress_bar = false\n"
+    )
     cfg = str(tmp_path / "c.toml")
     out = tmp_path / "run.nc"
     ck = checkpoint_path(out)
     env = subprocess_env()
-    proc = subprocess.Popen([sys.executable, "-c", "from bayes_attn.cli import main; main()", "sample", cfg,
-                             "--out", str(out), "--quiet"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from bayes_attn.cli import main; main()", "sample", cfg, "--out", str(out), "--quiet"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     t0 = time.time()
     while not ck.is_file() and proc.poll() is None and time.time() - t0 < 600:
         time.sleep(0.02)
@@ -228,12 +258,14 @@ def test_importing_inference_leaves_the_jax_backend_alone():
     import subprocess
     import sys
 
-    code = ("from jax._src import xla_bridge as xb\n"
-            "import bayes_attn.inference, bayes_attn.sweep, bayes_attn.diagnostics, bayes_attn.cli\n"
-            "assert not xb._backends, 'backend started on import'\n"
-            "bayes_attn.inference.request_host_devices(3)\n"
-            "import jax\n"
-            "assert jax.local_device_count() == 3, jax.local_device_count()\n")
+    code = (
+        "from jax._src import xla_bridge as xb\n"
+        "import bayes_attn.inference, bayes_attn.sweep, bayes_attn.diagnostics, bayes_attn.cli\n"
+        "assert not xb._backends, 'backend started on import'\n"
+        "bayes_attn.inference.request_host_devices(3)\n"
+        "import jax\n"
+        "assert jax.local_device_count() == 3, jax.local_device_count()\n"
+    )
     env = {k: v for k, v in __import__("os").environ.items() if k != "XLA_FLAGS"}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -255,10 +287,19 @@ def test_theory_solver_compiled_once_per_shape():
 
 
 #: every sampler kind in the fast suite; NUTS on the full weights (the most expensive to compile) in the slow set
-COMPILE_CASES = [pytest.param("nuts", "weights", False, id="nuts-weights", marks=pytest.mark.slow),
-                 *(pytest.param(k, m, w, id=f"{k}-{m}") for k, m, w in (
-                     ("nuts", "collapsed", False), ("nuts", "order_parameters", True), ("mala", "collapsed", False),
-                     ("ula", "collapsed", False), ("gibbs", "weights", False)))]
+COMPILE_CASES = [
+    pytest.param("nuts", "weights", False, id="nuts-weights", marks=pytest.mark.slow),
+    *(
+        pytest.param(k, m, w, id=f"{k}-{m}")
+        for k, m, w in (
+            ("nuts", "collapsed", False),
+            ("nuts", "order_parameters", True),
+            ("mala", "collapsed", False),
+            ("ula", "collapsed", False),
+            ("gibbs", "weights", False),
+        )
+    ),
+]
 
 
 @pytest.mark.parametrize("kind,model,new_width", COMPILE_CASES)
@@ -278,8 +319,16 @@ def test_a_second_cell_compiles_nothing(kind, model, new_width):
 
     task, spec = _problem(ONE_LAYER)
     spec = spec.with_(width=5)
-    base = dict(kind=kind, model=model, chains=2, warmup=4, draws=4, checkpoint_every=2, progress_bar=False,
-                chain_method="vectorized")
+    base = dict(
+        kind=kind,
+        model=model,
+        chains=2,
+        warmup=4,
+        draws=4,
+        checkpoint_every=2,
+        progress_bar=False,
+        chain_method="vectorized",
+    )
     changes = dict(temperature=0.05, variances=(1.0, 0.7, 0.9), **({"width": (9, 6)} if new_width else {}))
     monitoring.register_event_duration_secs_listener(listener)
     try:
@@ -307,21 +356,40 @@ def test_nuts_draws_are_numpyros_mcmc_draws():
 
     task, spec = _problem(ONE_LAYER)
     spec = spec.with_(width=4)
-    cfg = SamplerConfig(model="order_parameters", chains=2, warmup=20, draws=10, seed=4, progress_bar=False,
-                        chain_method="vectorized", checkpoint_every=3)
+    cfg = SamplerConfig(
+        model="order_parameters",
+        chains=2,
+        warmup=20,
+        draws=10,
+        seed=4,
+        progress_bar=False,
+        chain_method="vectorized",
+        checkpoint_every=3,
+    )
     dt = sample(task, spec, cfg)
     U = dt["posterior"]["U"].values
     model, args = build_model(task, spec, "order_parameters")
-    mcmc = MCMC(NUTS(model.numpyro_model, dense_mass=True), num_warmup=20, num_samples=10, num_chains=2,
-                chain_method="vectorized", progress_bar=False, jit_model_args=True)
+    mcmc = MCMC(
+        NUTS(model.numpyro_model, dense_mass=True),
+        num_warmup=20,
+        num_samples=10,
+        num_chains=2,
+        chain_method="vectorized",
+        progress_bar=False,
+        jit_model_args=True,
+    )
     mcmc.warmup(jax.random.PRNGKey(4), args, collect_warmup=True, extra_fields=("num_steps", "adapt_state.step_size"))
     warm = mcmc.get_extra_fields(group_by_chain=True)
     np.testing.assert_array_equal(dt["warmup_sample_stats"]["n_steps"].values, warm["num_steps"])
     np.testing.assert_allclose(dt["warmup_sample_stats"]["step_size"].values, warm["adapt_state.step_size"], rtol=1e-7)
     mcmc.run(mcmc.post_warmup_state.rng_key, args)  # continues from the warm-up state: the same draws as one run
     z = mcmc.get_samples(group_by_chain=True)
-    ref = np.array([[np.asarray(model.derived({k: v[c, d] for k, v in z.items()}, args)["U"]) for d in range(10)]
-                    for c in range(2)])
+    ref = np.array(
+        [
+            [np.asarray(model.derived({k: v[c, d] for k, v in z.items()}, args)["U"]) for d in range(10)]
+            for c in range(2)
+        ]
+    )
     np.testing.assert_allclose(U, ref, rtol=1e-7, atol=1e-12)
 
 
@@ -331,8 +399,18 @@ def test_warmup_statistics_and_saved_warmup_draws(thin):
     also over the last, partial block), and with ``save_warmup`` the warm-up draws' derived quantities in
     ``warmup_posterior``."""
     task, spec = _problem(ONE_LAYER)
-    cfg = SamplerConfig(kind="mala", model="collapsed", chains=2, warmup=7, draws=6, thinning=thin, seed=2,
-                        checkpoint_every=2, progress_bar=False, save_warmup=True)
+    cfg = SamplerConfig(
+        kind="mala",
+        model="collapsed",
+        chains=2,
+        warmup=7,
+        draws=6,
+        thinning=thin,
+        seed=2,
+        checkpoint_every=2,
+        progress_bar=False,
+        save_warmup=True,
+    )
     dt = sample(task, spec, cfg)
     ws, wp = dt["warmup_sample_stats"].ds, dt["warmup_posterior"].ds
     blocks = -(-7 // thin)

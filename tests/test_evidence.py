@@ -31,8 +31,14 @@ from bayes_attn.theory._exact import prior_log_density
 def _log_density_product_chi2(z, m, n):
     """ln pdf of ``X Y``, ``X ~ chi2_m``, ``Y ~ chi2_n``: ``2^{1-(m+n)/2} z^{(m+n)/4-1} K_{(m-n)/2}(sqrt z) / (G G)``."""
     s = np.sqrt(z)
-    return ((1 - 0.5 * (m + n)) * math.log(2) + ((m + n) / 4 - 1) * np.log(z) + np.log(kve(0.5 * (m - n), s)) - s
-            - gammaln(0.5 * m) - gammaln(0.5 * n))
+    return (
+        (1 - 0.5 * (m + n)) * math.log(2)
+        + ((m + n) / 4 - 1) * np.log(z)
+        + np.log(kve(0.5 * (m - n), s))
+        - s
+        - gammaln(0.5 * m)
+        - gammaln(0.5 * n)
+    )
 
 
 def quadrature_log_evidence(phi, y, spec):

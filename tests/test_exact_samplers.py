@@ -36,18 +36,25 @@ def test_reference_agrees_with_weight_space_importance_sampling(problem):
     lam, Q = np.linalg.eigh(p0 @ p0.T)
     z, kq = Q.T @ task.y_train, Q.T @ (p0 @ p1.T)
     d = u[:, None] * lam[None, :] + T
-    logw = -0.5 * (np.sum(z ** 2 / d, axis=1) + np.sum(np.log(d), axis=1))
+    logw = -0.5 * (np.sum(z**2 / d, axis=1) + np.sum(np.log(d), axis=1))
     wt = np.exp(logw - logw.max())
     wt /= wt.sum()
     m = u[:, None] * ((z / d) @ kq)
     est = wt @ m
-    se = np.sqrt(wt ** 2 @ (m - est) ** 2)  # self-normalised IS standard error
+    se = np.sqrt(wt**2 @ (m - est) ** 2)  # self-normalised IS standard error
     assert np.all(np.abs(est - mean) < 5 * se + 1e-12), (est, mean, se)
 
 
-CASES = [("nuts", "weights"), ("nuts", "collapsed"), ("nuts", "order_parameters"), ("mala", "collapsed"),
-         ("mala", "order_parameters"), ("ula", "collapsed"), ("gibbs", "weights"), ("gibbs", "collapsed")]
-
+CASES = [
+    ("nuts", "weights"),
+    ("nuts", "collapsed"),
+    ("nuts", "order_parameters"),
+    ("mala", "collapsed"),
+    ("mala", "order_parameters"),
+    ("ula", "collapsed"),
+    ("gibbs", "weights"),
+    ("gibbs", "collapsed"),
+]
 
 
 def _run_case(task, spec, kind, model):
@@ -58,17 +65,29 @@ def _run_case(task, spec, kind, model):
     from bayes_attn.inference import SamplerConfig, predictor_statistics, sample
 
     long = kind in ("mala", "ula")
-    cfg = SamplerConfig(kind=kind, model=model, chains=4, warmup=500 if long else 300, draws=8000 if long else 1500,
-                        thinning=4 if long else 1, seed=3, progress_bar=False, checkpoint_every=500)
+    cfg = SamplerConfig(
+        kind=kind,
+        model=model,
+        chains=4,
+        warmup=500 if long else 300,
+        draws=8000 if long else 1500,
+        thinning=4 if long else 1,
+        seed=3,
+        progress_bar=False,
+        checkpoint_every=500,
+    )
     dt = sample(task, spec, cfg)
     post = dt["posterior"].ds
     st = predictor_statistics(dt)
     f = post["f"]
-    second = f ** 2 + (post["f_var"] if "f_var" in post else 0.0)
-    return {"mean": np.asarray(st["mean"]), "var": np.asarray(st["var"]),
-            "mcse_mean": np.asarray(az.mcse(f, method="mean")),
-            "mcse_second": np.asarray(az.mcse(second, method="mean")),
-            "rhat": float(np.max(np.asarray(az.rhat(f))))}
+    second = f**2 + (post["f_var"] if "f_var" in post else 0.0)
+    return {
+        "mean": np.asarray(st["mean"]),
+        "var": np.asarray(st["var"]),
+        "mcse_mean": np.asarray(az.mcse(f, method="mean")),
+        "mcse_second": np.asarray(az.mcse(second, method="mean")),
+        "rhat": float(np.max(np.asarray(az.rhat(f)))),
+    }
 
 
 @pytest.mark.parametrize("kind,model", CASES, ids=[f"{k}-{m}" for k, m in CASES])
@@ -93,8 +112,9 @@ def test_saddle_point_approaches_the_exact_posterior_as_one_over_width():
     for N in (30, 300, 3000):
         spec = task.spec(width=N, temperature=T, variances=VAR)
         phi_tr, phi_te = task.phi("train", spec), task.phi("test", spec)
-        exact, _ = exact_predictive(np.asarray(phi_tr), np.asarray(phi_te), task.y_train, spec.widths,
-                                    spec.variances, T)
+        exact, _ = exact_predictive(
+            np.asarray(phi_tr), np.asarray(phi_te), task.y_train, spec.widths, spec.variances, T
+        )
         sol = solve(spec, phi_tr, task.y_train)
         assert sol.status.ok
         theory, _ = predict(sol.U, phi_tr, phi_te, task.y_train, T)

@@ -105,7 +105,7 @@ def test_pruning_curves_and_rank_correlation(small):
     assert np.isnan(curve[3]) and np.isnan(curve[5])  # layer 0 emptied after three removals
     assert curve[1] == pytest.approx(_accuracy_without(params, x, y, [(0, 1)], cfg.heads))
     assert curve[2] == pytest.approx(_accuracy_without(params, x, y, [(0, 1), (0, 2)], cfg.heads))
-    rho, _ = gd.rank_correlation(params, scores, {k: s ** 2 for k, s in zip(orders["ascending"], sorted(scores))})
+    rho, _ = gd.rank_correlation(params, scores, {k: s**2 for k, s in zip(orders["ascending"], sorted(scores))})
     assert rho == pytest.approx(1.0)
     with pytest.raises(InputError, match="gd.scores"):
         gd.pruning_orders(params, [1.0, 2.0])

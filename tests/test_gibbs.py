@@ -24,8 +24,9 @@ from bayes_attn.network import (
 
 def _setup(heads=(2, 3), width=(3, 4, 5), variances=(1.3, 0.7, 1.1, 0.9), T=0.1, P=5, seed=0):
     task = random_task(P=P, Q=3, S=3, n0=4, heads=heads, seed=seed)
-    spec = NetworkSpec(heads=task.heads, n0=task.n0, width=list(width), variances=list(variances),
-                       temperature=T, readout="last")
+    spec = NetworkSpec(
+        heads=task.heads, n0=task.n0, width=list(width), variances=list(variances), temperature=T, readout="last"
+    )
     model, args = build_model(task, spec, "weights")
     rng = np.random.default_rng(seed)
     z = {k: jnp.asarray(rng.standard_normal(s)) for k, s in model.site_shapes().items()}
@@ -60,12 +61,17 @@ class TestStructure:
         V0, vals, a = _weights(spec, z)
         bs = backward_vectors(spec.heads, vals, a)
         gram = lambda name: J[name].reshape(xpi.shape[0], -1) @ J[name].reshape(xpi.shape[0], -1).T
-        np.testing.assert_allclose(apply_kernel(args.kernels.train, spec.n_paths * bs[0] @ bs[0].T), gram("z_V0"),
-                                   rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(
+            apply_kernel(args.kernels.train, spec.n_paths * bs[0] @ bs[0].T), gram("z_V0"), rtol=1e-10, atol=1e-13
+        )
         Z = project_input(V0, xpi)
         for l in range(spec.n_layers):
-            np.testing.assert_allclose(g.layer_gram(spec.heads, l, spec.sigma2_layers[l], Z, bs[l + 1]),
-                                       gram(f"z_V{l + 1}"), rtol=1e-10, atol=1e-13)
+            np.testing.assert_allclose(
+                g.layer_gram(spec.heads, l, spec.sigma2_layers[l], Z, bs[l + 1]),
+                gram(f"z_V{l + 1}"),
+                rtol=1e-10,
+                atol=1e-13,
+            )
             Z = apply_layer(spec.heads, l, vals[l], Z)
         np.testing.assert_allclose(g.readout_gram(spec.sigma2_readout, Z), gram("z_a"), rtol=1e-10, atol=1e-13)
 
@@ -100,7 +106,8 @@ class TestMatheron:
             theta = jax.random.normal(k1, (d,))
             y = J @ theta + jnp.sqrt(T) * jax.random.normal(k2, (P,))
             post = jax.vmap(lambda k: g.matheron(k, lambda z: J @ z, (d,), J @ J.T, y, T)[0])(
-                jax.random.split(k3, n_post))
+                jax.random.split(k3, n_post)
+            )
             return jnp.sum(post < theta, axis=0)  # rank in 0..n_post
 
         ranks = np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.PRNGKey(3), n_rep)))
@@ -129,8 +136,7 @@ class TestSweep:
 
     def test_sweep_preserves_the_posterior_geweke(self):
         """theta ~ prior, y ~ p(y | theta), theta' = sweep_y(theta): theta' ~ prior exactly."""
-        _, spec, (model, args), _ = _setup(heads=(2, 2), width=(3, 2, 3), variances=(1.0, 1.0, 1.0, 1.0), T=0.2,
-                                           P=4)
+        _, spec, (model, args), _ = _setup(heads=(2, 2), width=(3, 2, 3), variances=(1.0, 1.0, 1.0, 1.0), T=0.2, P=4)
         kernel = g.build_kernel(spec.heads)
         shapes = model.site_shapes()
         xpi = args.xpi_train
@@ -151,7 +157,7 @@ class TestSweep:
         out = np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.PRNGKey(5), 4000)))
         n = out.shape[0]
         for before, after in ((0, 1), (2, 3)):
-            for fn in (lambda x: x, lambda x: x ** 2):
+            for fn in (lambda x: x, lambda x: x**2):
                 a, b = fn(out[:, before]), fn(out[:, after])
                 se = np.sqrt((a.var() + b.var()) / n)  # conservative (ignores positive correlation)
                 assert abs(a.mean() - b.mean()) < 4 * se
@@ -165,10 +171,12 @@ def test_gibbs_agrees_with_nuts_on_deep_model():
 
     task = random_task(P=8, Q=4, S=3, n0=4, heads=(2, 2), seed=3)
     spec = NetworkSpec(heads=task.heads, n0=task.n0, width=6, temperature=0.1, readout="last")
-    ref = sample(task, spec, SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=500, draws=3000,
-                                           progress_bar=False))
-    gib = sample(task, spec, SamplerConfig(kind="gibbs", model="collapsed", chains=2, warmup=200, draws=3000,
-                                           progress_bar=False))
+    ref = sample(
+        task, spec, SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=500, draws=3000, progress_bar=False)
+    )
+    gib = sample(
+        task, spec, SamplerConfig(kind="gibbs", model="collapsed", chains=2, warmup=200, draws=3000, progress_bar=False)
+    )
     for dt in (ref, gib):
         assert summarize(dt).table["r_hat"].max() < 1.02
     _assert_agree(ref, gib)
@@ -181,6 +189,7 @@ def _assert_agree(ref, other, k=4.0):
     from bayes_attn.inference import predictor_statistics
 
     pa, pb = predictor_statistics(ref), predictor_statistics(other)
+
     def se(dt, arr):
         da = dt["posterior"].ds["f"].copy(data=arr)
         return np.asarray(az.mcse(da, method="mean"))
@@ -188,10 +197,12 @@ def _assert_agree(ref, other, k=4.0):
     for key, fa in (("mean", lambda dt: dt["posterior"].ds["f"].values),):
         s = np.sqrt(se(ref, fa(ref)) ** 2 + se(other, fa(other)) ** 2)
         assert np.all(np.abs(pa[key] - pb[key]) < k * s + 1e-3)
+
     # second moment E[f^2 + f_var] (Rao-Blackwellised when present)
     def m2(dt):
         post = dt["posterior"].ds
         x = post["f"].values ** 2 + (post["f_var"].values if "f_var" in post else 0.0)
         return x
+
     s2 = np.sqrt(se(ref, m2(ref)) ** 2 + se(other, m2(other)) ** 2)
     assert np.all(np.abs(m2(ref).mean((0, 1)) - m2(other).mean((0, 1))) < k * s2 + 1e-3)

@@ -10,18 +10,25 @@ import numpy as np
 import pytest
 
 from bayes_attn import InputError
-from bayes_attn._io import (atomic_savez, atomic_write, atomic_write_bytes, atomic_write_json,
-                            remove_stale_temporaries, temporary_path)
+from bayes_attn._io import (
+    atomic_savez,
+    atomic_write,
+    atomic_write_bytes,
+    atomic_write_json,
+    remove_stale_temporaries,
+    temporary_path,
+)
 
 
 def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
     target = tmp_path / "run.nc.ckpt.npz"
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True)
-    dead_tmp = tmp_path / f".{target.name}.{int(dead.stdout)}.tmp"   # its process has exited
-    live_tmp = tmp_path / f".{target.name}.{os.getppid()}.tmp"       # pytest's parent is alive
-    own_tmp = temporary_path(target)                                  # this process's own write
-    other = tmp_path / f".other.nc.{int(dead.stdout)}.tmp"           # another file's temporary
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
+    dead_tmp = tmp_path / f".{target.name}.{int(dead.stdout)}.tmp"  # its process has exited
+    live_tmp = tmp_path / f".{target.name}.{os.getppid()}.tmp"  # pytest's parent is alive
+    own_tmp = temporary_path(target)  # this process's own write
+    other = tmp_path / f".other.nc.{int(dead.stdout)}.tmp"  # another file's temporary
     for p in (dead_tmp, live_tmp, own_tmp, other, target):
         p.write_bytes(b"x")
     assert own_tmp.name == f".{target.name}.{os.getpid()}.tmp"
@@ -38,6 +45,7 @@ def test_atomic_write_keeps_the_old_file_on_failure(tmp_path):
     def half_then_fail(tmp):
         tmp.write_text("half")
         raise RuntimeError("killed")
+
     with pytest.raises(RuntimeError):
         atomic_write(target, half_then_fail)
     assert json.loads(target.read_text())["n"] == 3 and not list(target.parent.glob(".*.tmp"))

@@ -11,8 +11,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "bayes_attn"
 #: layer of every subpackage; modules directly under bayes_attn (``_errors``, ``_io``, ...) are layer 0
-LAYERS = {"linalg": 1, "network": 2, "tasks": 3, "potts": 3, "gd": 3, "theory": 4, "config": 5, "inference": 6,
-          "diagnostics": 7, "sweep": 8, "potts_bayes": 8, "cli": 9}
+LAYERS = {
+    "linalg": 1,
+    "network": 2,
+    "tasks": 3,
+    "potts": 3,
+    "gd": 3,
+    "theory": 4,
+    "config": 5,
+    "inference": 6,
+    "diagnostics": 7,
+    "sweep": 8,
+    "potts_bayes": 8,
+    "cli": 9,
+}
 
 
 def _package_of(module: Path) -> str | None:
@@ -27,7 +39,7 @@ def _imported_packages(module: Path):
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = list(own[:len(own) - node.level + 1])
+                base = list(own[: len(own) - node.level + 1])
                 parts = base + (node.module.split(".") if node.module else [])
                 names = [parts] if parts else [[a.name] for a in node.names]
                 if not parts:  # "from .. import potts"
@@ -59,8 +71,11 @@ def test_every_subpackage_has_a_layer():
 def test_no_upward_or_sideways_import(module):
     pkg = _package_of(module)
     level = LAYERS.get(pkg, 0)
-    bad = [f"line {line}: imports {target} (layer {LAYERS[target]})" for line, target in _imported_packages(module)
-           if target != pkg and LAYERS[target] >= level]
+    bad = [
+        f"line {line}: imports {target} (layer {LAYERS[target]})"
+        for line, target in _imported_packages(module)
+        if target != pkg and LAYERS[target] >= level
+    ]
     assert not bad, f"{module.relative_to(ROOT)} (layer {level}): " + "; ".join(bad)
 
 
@@ -76,8 +91,11 @@ def test_the_check_catches_an_upward_import(tmp_path):
 
 def test_no_module_is_over_the_size_limit():
     """README: no module over ~400 lines."""
-    big = [f"{m.relative_to(ROOT)}: {len(m.read_text().splitlines())}" for m in MODULES
-           if len(m.read_text().splitlines()) > 420]
+    big = [
+        f"{m.relative_to(ROOT)}: {len(m.read_text().splitlines())}"
+        for m in MODULES
+        if len(m.read_text().splitlines()) > 420
+    ]
     assert not big, big
 
 

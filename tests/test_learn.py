@@ -51,8 +51,9 @@ def test_cli_evidence_and_fit_attention(tmp_path, capsys):
     assert main(["evidence", str(cfg), "--exact", "--pairs", "200", "--out", str(ev), "--no-progress"]) == 0
     d = json.loads(ev.read_text())
     assert {"log_evidence_saddle", "log_evidence_exact", "log_evidence_exact_mcse"} <= set(d)
-    assert d["log_evidence_saddle"] == pytest.approx(log_evidence(task, task.spec(width=6, temperature=0.1))
-                                                     .log_evidence, rel=1e-10)
+    assert d["log_evidence_saddle"] == pytest.approx(
+        log_evidence(task, task.spec(width=6, temperature=0.1)).log_evidence, rel=1e-10
+    )
     assert abs(d["log_evidence_exact"] - d["log_evidence_saddle"]) < 3.0  # N = 6: O(1) apart
     out = tmp_path / "learned.npz"
     assert main(["fit-attention", str(cfg), "--out", str(out), "--steps", "3", "--lr", "0.05", "--no-progress"]) == 0
@@ -86,22 +87,31 @@ def test_cli_bad_input(tmp_path, capsys):
     assert err(["fit-attention", str(cfg), "--out", out, "--lr", "0"]).startswith("error: --lr")
     assert err(["fit-attention", str(cfg), "--out", out, "--prior-scale", "0"]).startswith("error: --prior-scale")
     np.save(tmp_path / "b3.npy", np.eye(3))  # the tokens have n0 = 4 entries
-    assert err(["fit-attention", str(cfg), "--out", out, "--basis", str(tmp_path / "b3.npy")]).startswith("error: --basis")
+    assert err(["fit-attention", str(cfg), "--out", out, "--basis", str(tmp_path / "b3.npy")]).startswith(
+        "error: --basis"
+    )
     (tmp_path / "junk.npy").write_text("not an array")
     (tmp_path / "empty.npy").write_bytes(b"")
     np.savez(tmp_path / "arch.npz", B=np.eye(4))
     np.save(tmp_path / "cplx.npy", np.eye(4) * (1 + 1j))
     np.save(tmp_path / "none.npy", np.zeros((4, 0)))
     for bad in ("junk.npy", "empty.npy", "arch.npz", "cplx.npy", "none.npy"):
-        assert err(["fit-attention", str(cfg), "--out", out, "--basis", str(tmp_path / bad)]).startswith("error: --basis")
+        assert err(["fit-attention", str(cfg), "--out", out, "--basis", str(tmp_path / bad)]).startswith(
+            "error: --basis"
+        )
     assert err(["fit-attention", str(cfg), "--out", out, "--steps", "-1"]).startswith("error: --steps")
     assert "N_1 >= p_1" in err(["fit-attention", str(cfg), "--out", out, "--exact"])  # N = 3 < 4 paths
     assert "N_1 >= p_1" in err(["evidence", str(cfg), "--out", str(tmp_path / "e.json"), "--exact"])
     # user-supplied attention arrays cannot be learned
     om = [l.matrices(jnp.asarray(task.x_train)) for l in task.layers]
     omt = [l.matrices(jnp.asarray(task.x_test)) for l in task.layers]
-    fixed = Task(task.x_train, task.y_train, task.x_test, task.y_test,
-                 tuple(HeadLayer.fixed(train=np.asarray(a), test=np.asarray(b)) for a, b in zip(om, omt)))
+    fixed = Task(
+        task.x_train,
+        task.y_train,
+        task.x_test,
+        task.y_test,
+        tuple(HeadLayer.fixed(train=np.asarray(a), test=np.asarray(b)) for a, b in zip(om, omt)),
+    )
     cfg_f = _bundle(tmp_path, fixed, name="fixed")
     assert err(["fit-attention", str(cfg_f), "--out", out]).startswith("error: data.attention_train_1")
     # a bundle without labels
@@ -110,7 +120,9 @@ def test_cli_bad_input(tmp_path, capsys):
     np.savez(tmp_path / "nolabels.npz", **d)
     (tmp_path / "nl.toml").write_text('[data]\nfile = "nolabels.npz"\n[network]\nwidth = 6\ntemperature = 0.1\n')
     assert err(["fit-attention", str(tmp_path / "nl.toml"), "--out", out]).startswith("error: data.y_train")
-    assert err(["evidence", str(tmp_path / "nl.toml"), "--out", str(tmp_path / "e.json")]).startswith("error: data.y_train")
+    assert err(["evidence", str(tmp_path / "nl.toml"), "--out", str(tmp_path / "e.json")]).startswith(
+        "error: data.y_train"
+    )
 
 
 def test_diverging_fit_keeps_best_bundle(tmp_path, capsys, monkeypatch):
@@ -127,8 +139,7 @@ def test_diverging_fit_keeps_best_bundle(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(learn, "saddle_attention_grad", flaky)
     out = tmp_path / "o.npz"
-    assert main(["fit-attention", str(cfg), "--out", str(out), "--steps", "10", "--lr", "0.05",
-                 "--no-progress"]) == 1
+    assert main(["fit-attention", str(cfg), "--out", str(out), "--steps", "10", "--lr", "0.05", "--no-progress"]) == 1
     assert "non-finite" in capsys.readouterr().err
     s = json.loads(out.with_suffix(".json").read_text())
     assert s["diverged"] and len(s["log_evidence"]) == 3 and s["best_step"] == int(np.argmax(s["log_evidence"][:2]))
@@ -152,7 +163,7 @@ def _objective(task, spec, theta, basis, sigma, term="log_evidence"):
     term ``action_term``, whose gradient is the one followed), minus the prior."""
     full = [{k: (v @ basis.T if k in ("Q", "K") else basis @ v @ basis.T) for k, v in p.items()} for p in theta]
     sq = sum(float(np.sum(np.asarray(v) ** 2)) for p in theta for v in p.values())
-    return getattr(log_evidence(with_attention(task, full), spec), term) - 0.5 * sq / sigma ** 2
+    return getattr(log_evidence(with_attention(task, full), spec), term) - 0.5 * sq / sigma**2
 
 
 @pytest.mark.parametrize("style", ["w", "qk"])
@@ -168,7 +179,9 @@ def test_basis_and_hyperprior_objective_and_first_step(style):
     sigma, lr = 0.8, 1e-3
     res = fit_attention(task, spec, steps=1, lr=lr, prior_scale=sigma, basis=B)
     assert res.best_step == 1  # one small step up the objective: res.params are the parameters after it
-    theta0 = [{k: (v @ Bp.T if k in ("Q", "K") else Bp @ v @ Bp.T) for k, v in p.items()} for p in attention_params(task)]
+    theta0 = [
+        {k: (v @ Bp.T if k in ("Q", "K") else Bp @ v @ Bp.T) for k, v in p.items()} for p in attention_params(task)
+    ]
     h0 = res.history[0]
     assert h0["objective"] == pytest.approx(_objective(task, spec, theta0, B, sigma), rel=1e-9)
     assert h0["log_prior"] < 0 and h0["objective"] == pytest.approx(h0["log_evidence"] + h0["log_prior"], rel=1e-12)
@@ -179,17 +192,21 @@ def test_basis_and_hyperprior_objective_and_first_step(style):
             out = v - v @ (B @ Bp).T if k in ("Q", "K") else v - B @ Bp @ v @ (B @ Bp).T
             np.testing.assert_allclose(out, 0.0, atol=1e-12)
     # the first step: theta1 - theta0 = lr * sign(dJ/dtheta); checked against central differences of J
-    theta1 = [{k: (v @ Bp.T if k in ("Q", "K") else Bp @ v @ Bp.T) for k, v in p.items()}
-              for p in attention_params(with_attention(task, res.params))]
+    theta1 = [
+        {k: (v @ Bp.T if k in ("Q", "K") else Bp @ v @ Bp.T) for k, v in p.items()}
+        for p in attention_params(with_attention(task, res.params))
+    ]
     rng, h, checked = np.random.default_rng(1), 1e-5, 0
     for l, p in enumerate(theta0):
         for k, v in p.items():
             v = np.asarray(v)
             for idx in [tuple(rng.integers(0, s) for s in v.shape) for _ in range(3)]:
+
                 def J(d):
                     th = [{kk: np.array(vv) for kk, vv in pp.items()} for pp in theta0]
                     th[l][k][idx] += d
                     return _objective(task, spec, th, B, sigma, term="action_term")
+
                 fd = (J(h) - J(-h)) / (2 * h)
                 step = float(np.asarray(theta1[l][k])[idx] - v[idx])
                 if abs(fd) > 1e-3:
@@ -234,8 +251,26 @@ def test_cli_fit_attention_with_basis_and_prior(tmp_path):
     B = np.linalg.qr(np.random.default_rng(3).standard_normal((4, 2)))[0]
     np.save(tmp_path / "B.npy", B)
     out = tmp_path / "l.npz"
-    assert main(["fit-attention", str(cfg), "--out", str(out), "--steps", "2", "--lr", "0.05", "--no-progress",
-                 "--basis", str(tmp_path / "B.npy"), "--prior-scale", "2.0"]) == 0
+    assert (
+        main(
+            [
+                "fit-attention",
+                str(cfg),
+                "--out",
+                str(out),
+                "--steps",
+                "2",
+                "--lr",
+                "0.05",
+                "--no-progress",
+                "--basis",
+                str(tmp_path / "B.npy"),
+                "--prior-scale",
+                "2.0",
+            ]
+        )
+        == 0
+    )
     s = json.loads(out.with_suffix(".json").read_text())
     assert s["settings"]["prior_scale"] == 2.0 and s["settings"]["basis_shape"] == [4, 2]
     np.testing.assert_allclose(np.array(s["objective"]) - np.array(s["log_evidence"]), s["log_prior"], rtol=1e-12)

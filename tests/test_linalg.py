@@ -96,7 +96,7 @@ def test_gp_posterior_equals_the_explicit_inverse():
     np.testing.assert_allclose(var, np.diag(kss - k.T @ G @ k), rtol=1e-9, atol=1e-12)
     # the conditional law of f(x*) given noisy y under the joint Gaussian: same numbers by conditioning
     joint = np.block([[K + T * np.eye(len(y)), k], [k.T, kss]])
-    cond = joint[len(y):, len(y):] - joint[len(y):, :len(y)] @ np.linalg.solve(joint[:len(y), :len(y)], k)
+    cond = joint[len(y) :, len(y) :] - joint[len(y) :, : len(y)] @ np.linalg.solve(joint[: len(y), : len(y)], k)
     np.testing.assert_allclose(var, np.diag(cond), rtol=1e-9, atol=1e-12)
 
 
@@ -119,6 +119,7 @@ def test_assembly_policy():
 
 
 # ---- coordinates of positive-definite matrices (docs/theory.md eqs. (4.7a), (5.2d)) ----------------
+
 
 def _random_spd(rng, p, scale=1.0):
     A = rng.standard_normal((p, p))

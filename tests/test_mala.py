@@ -24,11 +24,14 @@ def gaussian_linear(d=3, P=2, T=0.5, seed=0):
 
 def run_chains(kernel, logd, x0s, h, n, key):
     """``(chains, n, d)`` positions and per-step infos, chains vmapped."""
+
     def chain(x0, k):
         def body(s, kk):
             s, info = kernel(kk, s, logd, h)
             return s, (s.position, info)
+
         return jax.lax.scan(body, _mala.init(x0, logd), jax.random.split(k, n))[1]
+
     return jax.jit(jax.vmap(chain))(x0s, jax.random.split(key, x0s.shape[0]))
 
 
@@ -63,9 +66,11 @@ def sbc_ranks(module, step_factor, *, thin, burn, d=2, P=2, T=0.5, n_rep=400, n_
         def body(s, kk):
             s, _ = kernel(kk, s, logd, step_factor / lam)
             return s, s.position
-        xs = jax.lax.scan(body, module.init(jax.random.normal(k3, (d,)), logd),
-                          jax.random.split(k4, burn + n_keep * thin))[1]
-        return jnp.sum(xs[burn + thin - 1::thin] < theta, axis=0)
+
+        xs = jax.lax.scan(
+            body, module.init(jax.random.normal(k3, (d,)), logd), jax.random.split(k4, burn + n_keep * thin)
+        )[1]
+        return jnp.sum(xs[burn + thin - 1 :: thin] < theta, axis=0)
 
     return np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.PRNGKey(6), n_rep)))
 
@@ -148,9 +153,11 @@ class TestAdaptation:
             s, info = kernel(k, s, logd, jnp.exp(da.log_step_size))
             return (s, da_update(da, info.acceptance_rate)), None
 
-        (s, da), _ = jax.jit(lambda k: jax.lax.scan(
-            body, (_mala.init(jnp.zeros(10), logd), da_init(jnp.asarray(1.0))),
-            jax.random.split(k, 3000)))(jax.random.PRNGKey(8))
+        (s, da), _ = jax.jit(
+            lambda k: jax.lax.scan(
+                body, (_mala.init(jnp.zeros(10), logd), da_init(jnp.asarray(1.0))), jax.random.split(k, 3000)
+            )
+        )(jax.random.PRNGKey(8))
         h = da_final(da)
         x0 = jax.random.normal(jax.random.PRNGKey(9), (4, 10))
         _, info = run_chains(kernel, logd, x0, h, 3000, jax.random.PRNGKey(10))
@@ -168,10 +175,16 @@ def test_mala_agrees_with_nuts_on_deep_model():
 
     task = random_task(P=8, Q=4, S=3, n0=4, heads=(2, 2), seed=3)
     spec = NetworkSpec(heads=task.heads, n0=task.n0, width=6, temperature=0.1, readout="last")
-    ref = sample(task, spec, SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=500, draws=3000,
-                                           progress_bar=False))
-    mala = sample(task, spec, SamplerConfig(kind="mala", model="collapsed", chains=2, warmup=2000, draws=40000,
-                                            thinning=10, progress_bar=False))
+    ref = sample(
+        task, spec, SamplerConfig(kind="nuts", model="collapsed", chains=2, warmup=500, draws=3000, progress_bar=False)
+    )
+    mala = sample(
+        task,
+        spec,
+        SamplerConfig(
+            kind="mala", model="collapsed", chains=2, warmup=2000, draws=40000, thinning=10, progress_bar=False
+        ),
+    )
     for dt in (ref, mala):
         assert summarize(dt).table["r_hat"].max() < 1.02
     _assert_agree(ref, mala)

@@ -80,8 +80,15 @@ def test_four_path_labels_and_seeds():
     np.testing.assert_array_equal(t3.x_train, t1.x_train)
 
 
-@pytest.mark.parametrize("kw, field", [({"P": 5}, "data.P"), ({"paths": 3}, "data.paths"),
-                                       ({"noise": (1, 1)}, "data.noise"), ({"seed_train": -1}, "data.seed_train")])
+@pytest.mark.parametrize(
+    "kw, field",
+    [
+        ({"P": 5}, "data.P"),
+        ({"paths": 3}, "data.paths"),
+        ({"noise": (1, 1)}, "data.noise"),
+        ({"seed_train": -1}, "data.seed_train"),
+    ],
+)
 def test_bad_arguments(kw, field):
     with pytest.raises(InputError, match=field):
         markov_task(n_test=2, **kw)
@@ -98,5 +105,6 @@ def test_two_random_heads_of_a_layer_differ():
     np.testing.assert_allclose(W[0], markov_head_W("blank", 1.0, seed=147), rtol=1e-12)
     assert np.abs(W[0] - W[1]).max() > 1.0
     default = markov_layers()
-    np.testing.assert_allclose(np.asarray(default[0].params["W"])[1] / 10.0, markov_head_W("blank", 1.0, seed=147),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(default[0].params["W"])[1] / 10.0, markov_head_W("blank", 1.0, seed=147), rtol=1e-12
+    )

@@ -66,6 +66,7 @@ def test_nuts_recovers_bayesian_linear_regression_posterior():
     fixed = {k: rng.standard_normal(v) for k, v in model.site_shapes().items() if k != "z_a"}
     cfg = SamplerConfig(chains=2, warmup=300, draws=1500, seed=3, progress_bar=False)
     dt, stats = _dt(task, spec, cfg, fixed)
+
     # closed form: f(x) = X(x) z_a with X the Jacobian in z_a (exactly linear)
     def f_of(za, split):
         xpi = args.xpi_train if split == "train" else args.xpi_test
@@ -112,4 +113,4 @@ def test_full_and_collapsed_agree_on_predictive_means():
         dt, _ = _dt(task, spec, SamplerConfig(**{**vars(cfg), "collapsed": collapsed, "model": model}))
         out[collapsed] = (predictor_statistics(dt)["mean"], az.mcse(dt["posterior"].ds["f"]).values)
     (m0, e0), (m1, e1) = out[False], out[True]
-    assert np.all(np.abs(m0 - m1) < 4 * np.sqrt(e0 ** 2 + e1 ** 2))
+    assert np.all(np.abs(m0 - m1) < 4 * np.sqrt(e0**2 + e1**2))

@@ -23,7 +23,9 @@ def test_every_format_gives_the_same_array(tmp_path):
         np.testing.assert_array_equal(a.sequences, ref, err_msg=fmt)
         assert a.ids[0] == "focus/101-120" and a.ids[1] == "seq1", fmt
         np.testing.assert_array_equal(a.residues, np.arange(1, 21))
-    assert read_alignment(paths["a3m"]).report["insert_characters_dropped"] == sum(2 if k % 2 else 1 for k in range(1, 60))
+    assert read_alignment(paths["a3m"]).report["insert_characters_dropped"] == sum(
+        2 if k % 2 else 1 for k in range(1, 60)
+    )
 
 
 def test_stockholm_agrees_with_biopython(tmp_path):
@@ -32,7 +34,7 @@ def test_stockholm_agrees_with_biopython(tmp_path):
     ours = read_alignment(p)
     rec = AlignIO.read(str(p), "stockholm")
     A = ALPHABETS["protein"]
-    raw = [str(r.seq) for r in rec]           # Biopython may write '.' as '-': insert columns hold a lowercase
+    raw = [str(r.seq) for r in rec]  # Biopython may write '.' as '-': insert columns hold a lowercase
     ins = {k for r in raw for k, c in enumerate(r) if c.islower()}
     theirs = np.array([[A.index(c) for k, c in enumerate(r) if k not in ins] for r in raw])
     np.testing.assert_array_equal(ours.sequences, theirs)
@@ -48,10 +50,10 @@ def test_focus_columns_and_residue_numbers(tmp_path):
     assert a.focus_id == "q/101-120" and a.focus_sequence == "ACEFGHIKL"
     np.testing.assert_array_equal(a.residues, [101, 102, 103, 104, 106, 107, 108, 109, 110])
     A = ALPHABETS["protein"]
-    np.testing.assert_array_equal(a.sequences[2], [A.index(c) for c in "A-EF-GH-K"])   # X -> gap
+    np.testing.assert_array_equal(a.sequences[2], [A.index(c) for c in "A-EF-GH-K"])  # X -> gap
     assert a.report["unknown_letters_to_gap"] == 1
     assert read_alignment(p, focus="q/101-120").focus_sequence == a.focus_sequence
-    b = read_alignment(p)                   # no focus: every match column, numbered 1..L
+    b = read_alignment(p)  # no focus: every match column, numbered 1..L
     assert b.L == 10 and b.focus_sequence == "" and list(b.residues) == list(range(1, 11))
 
 
@@ -71,7 +73,7 @@ def test_filters_and_rna(tmp_path):
     p.write_text(">a\nACGU-\n>b\nACGT-\n>c\n--G-A\n")
     a = read_alignment(p, alphabet="rna", max_gap_column=0.5, max_gap_sequence=0.5)
     assert a.alphabet == "-ACGU" and a.report["columns_dropped_gaps"] == 1 and a.report["sequences_dropped_gaps"] == 1
-    np.testing.assert_array_equal(a.sequences, [[1, 2, 3, 4], [1, 2, 3, 4]])      # T read as U
+    np.testing.assert_array_equal(a.sequences, [[1, 2, 3, 4], [1, 2, 3, 4]])  # T read as U
 
 
 def test_lowercase_only_fasta_is_all_match(tmp_path):
@@ -80,12 +82,15 @@ def test_lowercase_only_fasta_is_all_match(tmp_path):
     assert read_alignment(p).sequences.shape == (2, 4)
 
 
-@pytest.mark.parametrize("text, match", [
-    (">a\nACDE\n>b\nACD\n", "rows of unequal length"),
-    ("", "no sequences"),
-    (">a\nAC1E\n>b\nACDE\n", "unknown alignment characters"),
-    ("ACDE\n>a\nACDE\n", "before the first"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        (">a\nACDE\n>b\nACD\n", "rows of unequal length"),
+        ("", "no sequences"),
+        (">a\nAC1E\n>b\nACDE\n", "unknown alignment characters"),
+        ("ACDE\n>a\nACDE\n", "before the first"),
+    ],
+)
 def test_bad_alignments(tmp_path, text, match):
     p = tmp_path / "bad.fasta"
     p.write_text(text)

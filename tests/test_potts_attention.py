@@ -7,8 +7,18 @@ import pytest
 
 import bayes_attn  # noqa: F401
 from bayes_attn import InputError
-from bayes_attn.potts import (FAConfig, Potts, coupling_error, exact_distribution, fa_couplings, fit_adam_mlm,
-                              fit_lbfgs, generate_couplings, nll_star, pl_loss)
+from bayes_attn.potts import (
+    FAConfig,
+    Potts,
+    coupling_error,
+    exact_distribution,
+    fa_couplings,
+    fit_adam_mlm,
+    fit_lbfgs,
+    generate_couplings,
+    nll_star,
+    pl_loss,
+)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +99,7 @@ def test_field_penalty_keeps_an_unseen_colours_field_at_its_stationary_point():
     rng = np.random.default_rng(3)
     M, L, C = 200, 4, 3
     s = rng.integers(0, C, (M, L))
-    s[:, 0] = rng.integers(0, C - 1, M)                    # colour C-1 never occurs at site 0
+    s[:, 0] = rng.integers(0, C - 1, M)  # colour C-1 never occurs at site 0
     cfg = FAConfig(L, C, bias=True)
     lam, lam_b = 1e-3, 1e-3
     p, info = fit_lbfgs(jax.random.PRNGKey(0), s, cfg, lam=lam, lam_fields=lam_b, tol=1e-10, rtol=0.0)
@@ -98,8 +108,7 @@ def test_field_penalty_keeps_an_unseen_colours_field_at_its_stationary_point():
     expected = -float(probs[:, 0, C - 1].sum()) / (2 * lam_b * M * L)
     assert float(p.b[0, C - 1]) == pytest.approx(expected, rel=1e-6)
     # the reported objective is PL + lam |A, V|^2 + lam_fields |b|^2
-    assert info.loss == pytest.approx(float(pl_loss(p, s) + lam * fa_penalty(p) + lam_b * field_penalty(p)),
-                                      rel=1e-12)
+    assert info.loss == pytest.approx(float(pl_loss(p, s) + lam * fa_penalty(p) + lam_b * field_penalty(p)), rel=1e-12)
     p0, _ = fit_lbfgs(jax.random.PRNGKey(0), s, cfg, lam=lam, lam_fields=0.0, max_iter=400)
     assert float(p0.b[0, C - 1]) < float(p.b[0, C - 1]) - 2.0
     assert LAM_FIELDS > 0 and float(field_penalty({"A": jnp.ones((1, L, L)), "V": jnp.ones((1, C, C))})) == 0.0

@@ -7,8 +7,16 @@ import pytest
 from numpyro.infer.util import log_density
 
 import bayes_attn  # noqa: F401
-from bayes_attn.potts import (FAConfig, Potts, exact_distribution, fit_lbfgs, generate_couplings, map_lambda,
-                              pl_model, sandwich_omega)
+from bayes_attn.potts import (
+    FAConfig,
+    Potts,
+    exact_distribution,
+    fit_lbfgs,
+    generate_couplings,
+    map_lambda,
+    pl_model,
+    sandwich_omega,
+)
 from bayes_attn.potts_bayes import PseudoPosterior
 
 
@@ -32,7 +40,8 @@ def test_map_is_ridge_pl():
     scale_g = len(s) * 3 * omega
     assert max(float(jnp.abs(v).max()) for v in g.values()) < 1e-6 * scale_g
     g_far = jax.grad(lambda z: log_density(pl_model, (jnp.asarray(s), 3, 3, omega, scale, scale), {}, z)[0])(
-        jax.tree.map(lambda x: 1.1 * x, z))
+        jax.tree.map(lambda x: 1.1 * x, z)
+    )
     assert max(float(jnp.abs(v).max()) for v in g_far.values()) > 1e-3
 
 
@@ -55,9 +64,9 @@ def test_curvature_adjustment_maps_laplace_onto_sandwich():
     def log_pl(x, seqs):
         return -3 * seqs.shape[0] * pseudo_nll(fa_logits(_params(unravel(x), 3), seqs), seqs)
 
-    lp = lambda x: log_pl(x, jnp.asarray(s)) - 0.5 * jnp.sum(x ** 2)  # noqa: E731  (unit priors)
+    lp = lambda x: log_pl(x, jnp.asarray(s)) - 0.5 * jnp.sum(x**2)  # noqa: E731  (unit priors)
     H = -np.asarray(jax.hessian(lp)(flat))
-    scores = np.stack([np.asarray(jax.grad(log_pl)(flat, jnp.asarray(s[i:i + 1]))) for i in range(len(s))])
+    scores = np.stack([np.asarray(jax.grad(log_pl)(flat, jnp.asarray(s[i : i + 1]))) for i in range(len(s))])
     scores -= scores.mean(0)
     J = scores.T @ scores
     Hi = np.linalg.inv(H)
@@ -76,8 +85,10 @@ def test_curvature_adjustment_maps_laplace_onto_sandwich():
     y = unravel(jnp.asarray(adj["mode"] + adj["Omega"] @ (x - adj["mode"])))
     K = np.einsum("ij,ab->ijab", np.asarray(_params(y, 3).A[0]), np.asarray(y["V"]))
     from bayes_attn.potts import zero_sum
-    np.testing.assert_allclose(adjust_draws(out, adj)["K0"][0, 3], zero_sum(0.5 * (K + K.transpose(1, 0, 3, 2))),
-                               atol=1e-10)
+
+    np.testing.assert_allclose(
+        adjust_draws(out, adj)["K0"][0, 3], zero_sum(0.5 * (K + K.transpose(1, 0, 3, 2))), atol=1e-10
+    )
 
 
 def test_adjust_draws_zero_map_gives_the_mode_and_mirror_draws_adjust_alike():
@@ -87,18 +98,25 @@ def test_adjust_draws_zero_map_gives_the_mode_and_mirror_draws_adjust_alike():
     from bayes_attn.potts._bayes import _gauged
 
     m, s = _data(M=200)
-    fp, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(3, 3, bias=True), map_lambda(len(s), 3), tol=1e-9,
-                      lam_fields=map_lambda(len(s), 3, scale=3.0))
+    fp, _ = fit_lbfgs(
+        jax.random.PRNGKey(0),
+        s,
+        FAConfig(3, 3, bias=True),
+        map_lambda(len(s), 3),
+        tol=1e-9,
+        lam_fields=map_lambda(len(s), 3, scale=3.0),
+    )
     adj = curvature_adjustment(s, fp, scale_b=3.0)
     out = PseudoPosterior(3, 3, scale_b=3.0, chains=1, warmup=20, draws=6, max_tree_depth=4).run(
-        jax.random.PRNGKey(3), s, init=fp)
+        jax.random.PRNGKey(3), s, init=fp
+    )
     zero = adjust_draws(out, dict(adj, Omega=np.zeros_like(adj["Omega"])))
-    A_hat = np.asarray(fp.A[0]) * (1 - np.eye(3))    # the masked diagonal is not a parameter
+    A_hat = np.asarray(fp.A[0]) * (1 - np.eye(3))  # the masked diagonal is not a parameter
     K0_hat, h0_hat = _gauged(A_hat, np.asarray(fp.V[0]), np.asarray(fp.b))
     np.testing.assert_allclose(zero["K0"], np.broadcast_to(K0_hat, zero["K0"].shape), atol=1e-10)
     np.testing.assert_allclose(zero["h0"], np.broadcast_to(h0_hat, zero["h0"].shape), atol=1e-10)
     mirror = dict(out, A=np.array(out["A"]), V=np.array(out["V"]))
-    mirror["A"][0, :3] *= -1.0        # three draws moved to the mirror mode (-A, -V): the same couplings
+    mirror["A"][0, :3] *= -1.0  # three draws moved to the mirror mode (-A, -V): the same couplings
     mirror["V"][0, :3] *= -1.0
     np.testing.assert_allclose(mirror["K0"], out["K0"])
     np.testing.assert_allclose(adjust_draws(mirror, adj)["K0"], adjust_draws(out, adj)["K0"], atol=1e-10)
@@ -127,7 +145,7 @@ def test_runner_resume_gives_the_draws_of_an_uninterrupted_run(tmp_path):
     assert dt.attrs["model"] == "potts_pseudo_posterior" and set(dt["posterior"].ds) == {"A", "V", "b", "K0", "h0"}
     rep = full["report"]
     assert len(rep.table) == 3 * 3 * 3 and rep.max_rhat == full["rhat_K_max"] and rep.divergences == full["divergences"]
-    with pytest.raises(Exception, match="resume"):          # another data set: the checkpoint is refused
+    with pytest.raises(Exception, match="resume"):  # another data set: the checkpoint is refused
         post.run(7, s[::-1], checkpoint=ck, resume=True)
 
 
@@ -151,7 +169,7 @@ def test_calibration_L3_adjusted_90_percent_covers_truth():
     assert c["n_dof"] == 8 * 3 * 4 and c["datasets"] == 8
     se = max(c["binom_se"], c["between_sets_se"])
     assert abs(c["rate"] - 0.9) <= 3 * se, c
-    assert se < 0.06, c                     # the check keeps its power
+    assert se < 0.06, c  # the check keeps its power
     # paired with the same draws unadjusted (0.731 measured): an adjustment that did nothing would fail here
     assert c["rate"] - raw["rate"] >= 0.05, (c, raw)
 
@@ -166,14 +184,34 @@ def test_calibration_L20_reported_with_binomial_error():
     omega = 1, 0.839 at the magnitude-adjusted omega (both fail), 0.946 adjusted (conservative)."""
     from bayes_attn.potts import SampleConfig, adjust_draws, coverage, curvature_adjustment, make_dataset
 
-    d = make_dataset(SampleConfig(L=20, C=20, consensus=1.0, field_sigma=0.5, beta=1.5, M=1000, n_val=10,
-                                  n_test=10, rungs=6, systems=500, burn_sweeps=300, check_other=False))
+    d = make_dataset(
+        SampleConfig(
+            L=20,
+            C=20,
+            consensus=1.0,
+            field_sigma=0.5,
+            beta=1.5,
+            M=1000,
+            n_val=10,
+            n_test=10,
+            rungs=6,
+            systems=500,
+            burn_sweeps=300,
+            check_other=False,
+        )
+    )
     s = d["sequences"]
     m = Potts(d["J"], d["U"], float(d["beta"]), d["h"])
-    fp, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(20, 20, bias=True), map_lambda(1000, 20),
-                      lam_fields=map_lambda(1000, 20, scale=3.0))
+    fp, _ = fit_lbfgs(
+        jax.random.PRNGKey(0),
+        s,
+        FAConfig(20, 20, bias=True),
+        map_lambda(1000, 20),
+        lam_fields=map_lambda(1000, 20, scale=3.0),
+    )
     adj = curvature_adjustment(s, fp, scale_b=3.0)
-    out = PseudoPosterior(20, 20, scale_b=3.0, chains=1, warmup=150, draws=150,
-                          max_tree_depth=6).run(jax.random.PRNGKey(1), s, init=fp)
+    out = PseudoPosterior(20, 20, scale_b=3.0, chains=1, warmup=150, draws=150, max_tree_depth=6).run(
+        jax.random.PRNGKey(1), s, init=fp
+    )
     c = coverage(adjust_draws(out, adj)["K0"], m.beta, m.J, m.U)
     assert 0.9 - 3 * c["binom_se"] - 0.03 <= c["rate"] <= 0.98, c

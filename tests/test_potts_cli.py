@@ -49,8 +49,25 @@ def test_sample_contract(data):
 @pytest.mark.parametrize("model", ["factored", "plmdca"])
 def test_fit_contract(data, model):
     out = data / f"fit_{model}.npz"
-    assert main(["potts", "fit", str(data / "data.npz"), "--model", model, "--out", str(out), "--max-iter", "200",
-                 "--fields", "--lam", "1e-3"]) == 0
+    assert (
+        main(
+            [
+                "potts",
+                "fit",
+                str(data / "data.npz"),
+                "--model",
+                model,
+                "--out",
+                str(out),
+                "--max-iter",
+                "200",
+                "--fields",
+                "--lam",
+                "1e-3",
+            ]
+        )
+        == 0
+    )
     f = np.load(out)
     assert f["couplings"].shape == (4, 4, 3, 3) and f["fields"].shape == (4, 3)
     if model == "factored":
@@ -65,8 +82,26 @@ def test_fit_scan_chooses_smallest_validation_pl(data):
     """Several --lam and --heads, fields auto: every combination is in the scan, the chosen one has
     the smallest validation PL, and the reported val_nll is that entry's."""
     out = data / "scan.npz"
-    assert main(["potts", "fit", str(data / "data.npz"), "--out", str(out), "--lam", "1e-2", "1e-4", "--heads", "1",
-                 "2", "--max-iter", "100"]) == 0
+    assert (
+        main(
+            [
+                "potts",
+                "fit",
+                str(data / "data.npz"),
+                "--out",
+                str(out),
+                "--lam",
+                "1e-2",
+                "1e-4",
+                "--heads",
+                "1",
+                "2",
+                "--max-iter",
+                "100",
+            ]
+        )
+        == 0
+    )
     rep = json.loads(out.with_suffix(".json").read_text())
     combos = {(e["heads"], e["fields"], e["lam"]) for e in rep["scan"]}
     assert combos == {(h, f, lam) for h in (1, 2) for f in (False, True) for lam in (1e-2, 1e-4)}
@@ -81,8 +116,23 @@ def test_fit_scan_chooses_smallest_validation_pl(data):
 def test_fit_needs_only_sequences(data, tmp_path):
     s = np.load(data / "data.npz")["sequences"]
     np.savez(tmp_path / "only.npz", sequences=s)
-    assert main(["potts", "fit", str(tmp_path / "only.npz"), "--out", str(tmp_path / "f.npz"), "--max-iter", "50",
-                 "--lam", "1e-3", "--no-fields"]) == 0
+    assert (
+        main(
+            [
+                "potts",
+                "fit",
+                str(tmp_path / "only.npz"),
+                "--out",
+                str(tmp_path / "f.npz"),
+                "--max-iter",
+                "50",
+                "--lam",
+                "1e-3",
+                "--no-fields",
+            ]
+        )
+        == 0
+    )
     rep = json.loads((tmp_path / "f.json").read_text())
     assert "gap" not in rep and np.load(tmp_path / "f.npz")["couplings"].shape == (4, 4, 3, 3)
 
@@ -95,15 +145,16 @@ def _err(capsys, argv):
 
 
 def test_bad_input(tmp_path, capsys):
-    (tmp_path / "bad.toml").write_text('[potts]\nLL = 3\n')
+    (tmp_path / "bad.toml").write_text("[potts]\nLL = 3\n")
     assert "potts.LL: unknown key" in _err(capsys, ["potts", "sample", str(tmp_path / "bad.toml"), "--out", "x.npz"])
-    (tmp_path / "neg.toml").write_text('[potts]\nL = -3\n')
+    (tmp_path / "neg.toml").write_text("[potts]\nL = -3\n")
     assert "potts.L:" in _err(capsys, ["potts", "sample", str(tmp_path / "neg.toml"), "--out", "x.npz"])
     np.savez(tmp_path / "nos.npz", J=np.eye(3))
     assert "no `sequences`" in _err(capsys, ["potts", "fit", str(tmp_path / "nos.npz"), "--out", "f.npz"])
     np.savez(tmp_path / "negs.npz", sequences=-np.ones((3, 3), int))
-    assert "sequences: colours must be >= 0" in _err(capsys, ["potts", "fit", str(tmp_path / "negs.npz"), "--out",
-                                                              "f.npz"])
+    assert "sequences: colours must be >= 0" in _err(
+        capsys, ["potts", "fit", str(tmp_path / "negs.npz"), "--out", "f.npz"]
+    )
     (tmp_path / "junk.npz").write_text("not a zip")
     assert "data: cannot read" in _err(capsys, ["potts", "fit", str(tmp_path / "junk.npz"), "--out", "f.npz"])
     assert "sites:" in _err(capsys, ["potts", "replica", "--out", "r.npz", "--L", "5", "--sites", "9"])
@@ -132,21 +183,22 @@ def test_fit_bad_options(data, tmp_path, capsys):
     f = str(tmp_path / "f.npz")
     assert "C: is 4 but DATA's U has shape (3, 3)" in _err(capsys, ["potts", "fit", d, "--out", f, "--C", "4"])
     np.savez(tmp_path / "v.npz", sequences=np.array([[0, 1], [1, 0]]), val_sequences=np.array([[0, 2]]))
-    assert "val_sequences: colours must be < C = 2" in _err(capsys, ["potts", "fit", str(tmp_path / "v.npz"),
-                                                                     "--out", f, "--C", "2"])
+    assert "val_sequences: colours must be < C = 2" in _err(
+        capsys, ["potts", "fit", str(tmp_path / "v.npz"), "--out", f, "--C", "2"]
+    )
     np.savez(tmp_path / "w.npz", sequences=np.array([[0, 1], [1, 0]]), test_sequences=np.array([[0, 1, 1]]))
-    assert "test_sequences: must have 2 columns" in _err(capsys, ["potts", "fit", str(tmp_path / "w.npz"), "--out",
-                                                                  f])
-    assert "fields: the transformer has no per-site fields" in _err(capsys, ["potts", "fit", d, "--out", f, "--model",
-                                                                           "transformer", "--fields"])
-    assert "fields: plmDCA always fits fields" in _err(capsys, ["potts", "fit", d, "--out", f, "--model", "plmdca",
-                                                              "--no-fields"])
+    assert "test_sequences: must have 2 columns" in _err(capsys, ["potts", "fit", str(tmp_path / "w.npz"), "--out", f])
+    assert "fields: the transformer has no per-site fields" in _err(
+        capsys, ["potts", "fit", d, "--out", f, "--model", "transformer", "--fields"]
+    )
+    assert "fields: plmDCA always fits fields" in _err(
+        capsys, ["potts", "fit", d, "--out", f, "--model", "plmdca", "--no-fields"]
+    )
     assert "lam: must be >= 0" in _err(capsys, ["potts", "fit", d, "--out", f, "--lam", "-0.001"])
     assert "heads: must be > 0, got 0" in _err(capsys, ["potts", "fit", d, "--out", f, "--heads", "0"])
     assert "heads: must be > 0, got -2" in _err(capsys, ["potts", "fit", d, "--out", f, "--heads", "1", "-2"])
     assert "C: must be > 0" in _err(capsys, ["potts", "fit", d, "--out", f, "--C", "-3"])
     assert not (tmp_path / "f.npz").exists()
-
 
 
 def test_default_lambda_grid_is_walked_down_until_validation_rises(data, tmp_path):
@@ -160,9 +212,9 @@ def test_default_lambda_grid_is_walked_down_until_validation_rises(data, tmp_pat
     for f in (False, True):
         path = [e for e in rep["scan"] if e["fields"] == f]
         lams = [e["lam"] for e in path]
-        assert lams == list(LAM_GRID[:len(lams)])
+        assert lams == list(LAM_GRID[: len(lams)])
         vals = [e["val_nll"] for e in path]
-        assert all(b <= a for a, b in zip(vals[:-2], vals[1:-1]))     # no rise before the last step
+        assert all(b <= a for a, b in zip(vals[:-2], vals[1:-1]))  # no rise before the last step
         assert len(path) == len(LAM_GRID) or vals[-1] > vals[-2]
         assert all(e.get("lam_fields") == (LAM_FIELDS if f else None) for e in path)
     best = min(rep["scan"], key=lambda e: e["val_nll"])
@@ -171,12 +223,16 @@ def test_default_lambda_grid_is_walked_down_until_validation_rises(data, tmp_pat
 
 def test_lam_fields_option(data, tmp_path, capsys):
     d, f = str(data / "data.npz"), str(tmp_path / "f.npz")
-    assert main(["potts", "fit", d, "--out", f, "--fields", "--lam", "1e-3", "--lam-fields", "0.01",
-                 "--max-iter", "200"]) == 0
+    assert (
+        main(["potts", "fit", d, "--out", f, "--fields", "--lam", "1e-3", "--lam-fields", "0.01", "--max-iter", "200"])
+        == 0
+    )
     rep = json.loads((tmp_path / "f.json").read_text())
     assert rep["scan"][0]["lam_fields"] == 0.01
     assert "lam-fields: must be >= 0" in _err(capsys, ["potts", "fit", d, "--out", f, "--lam-fields", "-1"])
-    assert "lam-fields: only factored and softmax" in _err(capsys, ["potts", "fit", d, "--out", f, "--model",
-                                                                    "plmdca", "--lam-fields", "1e-5"])
-    assert "lam-fields: given with --no-fields" in _err(capsys, ["potts", "fit", d, "--out", f, "--no-fields",
-                                                                 "--lam-fields", "1e-5"])
+    assert "lam-fields: only factored and softmax" in _err(
+        capsys, ["potts", "fit", d, "--out", f, "--model", "plmdca", "--lam-fields", "1e-5"]
+    )
+    assert "lam-fields: given with --no-fields" in _err(
+        capsys, ["potts", "fit", d, "--out", f, "--no-fields", "--lam-fields", "1e-5"]
+    )

@@ -5,9 +5,23 @@ import jax.numpy as jnp
 import numpy as np
 
 import bayes_attn  # noqa: F401
-from bayes_attn.potts import (FAConfig, abs_corr, center, contact_precision, coupling_error, fa_couplings, fa_init,
-                              fa_logits, factor_recovery, generate_couplings, gauge_fix, kronecker_rank1, symmetrise,
-                              true_couplings, zero_sum)
+from bayes_attn.potts import (
+    FAConfig,
+    abs_corr,
+    center,
+    contact_precision,
+    coupling_error,
+    fa_couplings,
+    fa_init,
+    fa_logits,
+    factor_recovery,
+    generate_couplings,
+    gauge_fix,
+    kronecker_rank1,
+    symmetrise,
+    true_couplings,
+    zero_sum,
+)
 
 
 def _params(kind="free", heads=2, seed=0):

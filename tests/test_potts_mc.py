@@ -6,8 +6,16 @@ import pytest
 
 import bayes_attn  # noqa: F401
 from bayes_attn import InputError
-from bayes_attn.potts import (Potts, exact_distribution, generate_couplings, geometric_ladder, hamming_distance,
-                              parallel_tempering, sample_chains, state_index)
+from bayes_attn.potts import (
+    Potts,
+    exact_distribution,
+    generate_couplings,
+    geometric_ladder,
+    hamming_distance,
+    parallel_tempering,
+    sample_chains,
+    state_index,
+)
 
 
 def _kl(p, samples, C):
@@ -28,15 +36,17 @@ def tiny():
 @pytest.mark.parametrize("method", ["heat_bath", "metropolis"])
 def test_chains_match_exact_enumeration(tiny, method):
     m, p = tiny
-    r = sample_chains(jax.random.PRNGKey(0), m.J, m.U, m.h, m.beta, 1000, n_blocks=40, thin=2, burn_blocks=5,
-                      method=method)
+    r = sample_chains(
+        jax.random.PRNGKey(0), m.J, m.U, m.h, m.beta, 1000, n_blocks=40, thin=2, burn_blocks=5, method=method
+    )
     assert _kl(p, r.samples, 3) < 2e-3
 
 
 def test_parallel_tempering_matches_exact_enumeration(tiny):
     m, p = tiny
-    r = parallel_tempering(jax.random.PRNGKey(1), m.J, m.U, m.h, [0.3, 0.6, 1.0], 1000, n_blocks=40, thin=2,
-                           burn_blocks=5)
+    r = parallel_tempering(
+        jax.random.PRNGKey(1), m.J, m.U, m.h, [0.3, 0.6, 1.0], 1000, n_blocks=40, thin=2, burn_blocks=5
+    )
     assert _kl(p, r.samples, 3) < 2e-3
     assert r.swap_acc.shape == (2,) and np.all((r.swap_acc > 0) & (r.swap_acc <= 1))
     assert r.round_trips.mean() > 0

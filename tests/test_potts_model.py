@@ -9,8 +9,22 @@ import pytest
 
 import bayes_attn  # noqa: F401  (float64)
 from bayes_attn import InputError
-from bayes_attn.potts import (FAConfig, Potts, all_states, conditional_logits, energy, exact_distribution, fa_attention,
-                              fa_init, fa_logits, generate_couplings, mlm_loss, nll_star, pl_loss, pseudo_nll)
+from bayes_attn.potts import (
+    FAConfig,
+    Potts,
+    all_states,
+    conditional_logits,
+    energy,
+    exact_distribution,
+    fa_attention,
+    fa_init,
+    fa_logits,
+    generate_couplings,
+    mlm_loss,
+    nll_star,
+    pl_loss,
+    pseudo_nll,
+)
 
 
 def _model(L=4, C=3, seed=0, fields=True):
@@ -22,8 +36,11 @@ def _model(L=4, C=3, seed=0, fields=True):
 def test_energy_matches_pair_sum():
     m = _model()
     s = np.random.default_rng(2).integers(0, m.C, (7, m.L))
-    ref = [-sum(m.J[i, j] * m.U[x[i], x[j]] for i in range(m.L) for j in range(i + 1, m.L))
-           - sum(m.h[i, x[i]] for i in range(m.L)) for x in s]
+    ref = [
+        -sum(m.J[i, j] * m.U[x[i], x[j]] for i in range(m.L) for j in range(i + 1, m.L))
+        - sum(m.h[i, x[i]] for i in range(m.L))
+        for x in s
+    ]
     np.testing.assert_allclose(energy(s, m.J, m.U, m.h), ref, rtol=1e-12)
 
 
@@ -75,8 +92,11 @@ def test_exact_mapping_fa_free():
     """A = beta J (zero diagonal), V = U, b = beta h reproduces the true conditional logits (§10.1)."""
     m = _model(L=6, C=4)
     s = np.random.default_rng(5).integers(0, m.C, (20, m.L))
-    params = {"A": jnp.asarray(m.beta * m.J + np.diag(np.arange(1.0, 7.0)))[None], "V": jnp.asarray(m.U)[None],
-              "b": jnp.asarray(m.beta * m.h)}          # nonzero diagonal of A must be masked
+    params = {
+        "A": jnp.asarray(m.beta * m.J + np.diag(np.arange(1.0, 7.0)))[None],
+        "V": jnp.asarray(m.U)[None],
+        "b": jnp.asarray(m.beta * m.h),
+    }  # nonzero diagonal of A must be masked
     np.testing.assert_allclose(fa_logits(params, s), conditional_logits(m, s), atol=1e-12)
     assert np.isclose(float(pl_loss(params, s)), nll_star(m, s), atol=1e-12)
 
@@ -86,8 +106,12 @@ def test_exact_mapping_softmax_g4():
     L, C, beta = 7, 3, 2.0
     J, U = generate_couplings("G4", L, C, seed=6)
     m = Potts(J, U, beta)
-    params = {"P": jnp.eye(L), "WQ": jnp.sqrt(L) * jnp.eye(L)[None],
-              "WK": jnp.asarray(np.log(J + np.eye(L)))[None], "V": jnp.asarray(beta * U)[None]}
+    params = {
+        "P": jnp.eye(L),
+        "WQ": jnp.sqrt(L) * jnp.eye(L)[None],
+        "WK": jnp.asarray(np.log(J + np.eye(L)))[None],
+        "V": jnp.asarray(beta * U)[None],
+    }
     A = fa_attention(params)[0]
     np.testing.assert_allclose(A, J, atol=1e-10)
     s = np.random.default_rng(7).integers(0, C, (10, L))
@@ -117,7 +141,7 @@ def test_fields_consensus_and_config_validation():
     from bayes_attn.potts import SampleConfig, generate_fields
 
     h, cons = generate_fields(30, 5, 3, field_sigma=0.1, consensus=2.0)
-    np.testing.assert_array_equal(h.argmax(1), cons)          # 2.0 vs 0.1 N(0, 1): > 10 sigma apart
+    np.testing.assert_array_equal(h.argmax(1), cons)  # 2.0 vs 0.1 N(0, 1): > 10 sigma apart
     h2, _ = generate_fields(30, 5, 3, field_sigma=0.1, consensus=2.0)
     np.testing.assert_array_equal(h, h2)
     assert generate_fields(3, 3, 0) == (None, None)

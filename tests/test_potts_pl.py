@@ -5,9 +5,24 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from bayes_attn.potts import (FAConfig, FitSettings, InputError, blocked_pl, coupling_logits, coupling_matrix,
-                              fa_couplings, fa_init, fa_logits, fit_plmdca, fit_scan, pl_value, protein_settings,
-                              pseudo_nll, to_blocks, use_coupling_route)
+from bayes_attn.potts import (
+    FAConfig,
+    FitSettings,
+    InputError,
+    blocked_pl,
+    coupling_logits,
+    coupling_matrix,
+    fa_couplings,
+    fa_init,
+    fa_logits,
+    fit_plmdca,
+    fit_scan,
+    pl_value,
+    protein_settings,
+    pseudo_nll,
+    to_blocks,
+    use_coupling_route,
+)
 from bayes_attn.potts._attention import _fa_objective, _fa_objective_couplings
 
 
@@ -28,8 +43,9 @@ def test_coupling_route_equals_heads_route_value_and_gradient():
     np.testing.assert_allclose(v1, v2, rtol=1e-12)
     for k in p._fields:
         np.testing.assert_allclose(getattr(g1, k), getattr(g2, k), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(coupling_logits(coupling_matrix(fa_couplings(p)), jnp.asarray(s), p.b),
-                               fa_logits(p, s), rtol=1e-12)
+    np.testing.assert_allclose(
+        coupling_logits(coupling_matrix(fa_couplings(p)), jnp.asarray(s), p.b), fa_logits(p, s), rtol=1e-12
+    )
     assert use_coupling_route(32, 21) and not use_coupling_route(1, 20)
 
 
@@ -41,13 +57,15 @@ def test_blocks_and_weights_match_the_definition():
     f = lambda x: coupling_logits(Km, x)  # noqa: E731
     ref = pseudo_nll(f(jnp.asarray(s)), s, w)
     one = blocked_pl(f, *to_blocks(s, w, C=4))
-    many = blocked_pl(f, *to_blocks(s, w, C=4, rows=8))          # 5 blocks, padding rows of weight 0
-    direct = -sum(w[m] * jax.nn.log_softmax(f(jnp.asarray(s))[m], -1)[np.arange(6), s[m]].sum()
-                  for m in range(37)) / (6 * w.sum())
+    many = blocked_pl(f, *to_blocks(s, w, C=4, rows=8))  # 5 blocks, padding rows of weight 0
+    direct = -sum(w[m] * jax.nn.log_softmax(f(jnp.asarray(s))[m], -1)[np.arange(6), s[m]].sum() for m in range(37)) / (
+        6 * w.sum()
+    )
     np.testing.assert_allclose([one, many, ref], direct, rtol=1e-12)
     g1 = jax.grad(lambda k: blocked_pl(lambda x: coupling_logits(coupling_matrix(k), x), *to_blocks(s, w, C=4)))(K)
-    g2 = jax.grad(lambda k: blocked_pl(lambda x: coupling_logits(coupling_matrix(k), x),
-                                       *to_blocks(s, w, C=4, rows=8)))(K)
+    g2 = jax.grad(
+        lambda k: blocked_pl(lambda x: coupling_logits(coupling_matrix(k), x), *to_blocks(s, w, C=4, rows=8))
+    )(K)
     np.testing.assert_allclose(g1, g2, rtol=1e-10, atol=1e-13)
 
 
@@ -68,7 +86,9 @@ def test_float32_fit_and_scan_record():
     assert res.params.V.dtype == jnp.float32 and len(res.entries) == 2 and res.config.heads == 2
     assert res.best["val_nll"] == min(e["val_nll"] for e in res.entries)
     pr = protein_settings("plmdca", 135, 1792.0)
-    assert pr.lams[0] == pytest.approx(0.2 * 134 / (2 * 135 * 1792.0)) and pr.lam_fields == pytest.approx(1 / (135 * 1792))
+    assert pr.lams[0] == pytest.approx(0.2 * 134 / (2 * 135 * 1792.0)) and pr.lam_fields == pytest.approx(
+        1 / (135 * 1792)
+    )
     with pytest.raises(InputError, match="heads: plmDCA has no heads"):
         FitSettings("plmdca", heads=(2,), fields=(True,))
     with pytest.raises(InputError, match="dtype"):
@@ -77,15 +97,16 @@ def test_float32_fit_and_scan_record():
 
 def test_fa_from_couplings_is_exact_at_full_rank_and_best_below():
     from bayes_attn.potts import fa_from_couplings
+
     rng = np.random.default_rng(0)
     L, C, H = 5, 4, 3
     A = rng.standard_normal((H, L, L)) * (1 - np.eye(L))
     V = rng.standard_normal((H, C, C))
     K = np.einsum("hij,hab->ijab", A, V)
     p = fa_from_couplings(K, np.ones((L, C)), heads=H)
-    np.testing.assert_allclose(np.asarray(fa_couplings(p)), K, atol=1e-10)       # a sum of 3 products: exact
+    np.testing.assert_allclose(np.asarray(fa_couplings(p)), K, atol=1e-10)  # a sum of 3 products: exact
     assert p.b.shape == (L, C)
-    p2 = fa_from_couplings(K, heads=2)                                           # Eckart-Young: the best 2 terms
+    p2 = fa_from_couplings(K, heads=2)  # Eckart-Young: the best 2 terms
     sv = np.linalg.svd(K.reshape(L * L, C * C), compute_uv=False)
     np.testing.assert_allclose(np.linalg.norm(np.asarray(fa_couplings(p2)) - K), sv[2], rtol=1e-9)
     with pytest.raises(InputError, match="heads"):
@@ -94,6 +115,7 @@ def test_fa_from_couplings_is_exact_at_full_rank_and_best_below():
 
 def test_profile_fields_are_the_independent_site_optimum():
     from bayes_attn.potts import profile_fields
+
     s = _data(M=200, L=5, C=3, seed=7)
     w = np.random.default_rng(8).uniform(0.2, 1.0, 200)
     h = profile_fields(s, 3, w, pseudocount=0.0)
@@ -101,15 +123,16 @@ def test_profile_fields_are_the_independent_site_optimum():
     np.testing.assert_allclose(np.exp(h) / np.exp(h).sum(1, keepdims=True), f, rtol=1e-12)
     np.testing.assert_allclose(h.sum(1), 0.0, atol=1e-12)
     g = jax.grad(lambda b: pseudo_nll(jnp.broadcast_to(b, (200, 5, 3)), s, w))(jnp.asarray(h))
-    np.testing.assert_allclose(g, 0.0, atol=1e-12)                              # the PL without couplings is stationary
+    np.testing.assert_allclose(g, 0.0, atol=1e-12)  # the PL without couplings is stationary
 
 
 def test_balanced_start_gives_both_factors_the_same_norm_and_is_what_the_fit_starts_from():
     from bayes_attn.potts import fa_balanced_start
+
     L, C, H = 60, 21, 64
     cfg = FAConfig(L, C, heads=H, bias=True)
     p = fa_balanced_start(jax.random.PRNGKey(3), cfg, norm=2.0)
-    nA = np.sum(np.asarray(p.A) ** 2, axis=(1, 2)) / 4.0            # ||A^h||^2 / norm^2, mean 1
+    nA = np.sum(np.asarray(p.A) ** 2, axis=(1, 2)) / 4.0  # ||A^h||^2 / norm^2, mean 1
     nV = np.sum(np.asarray(p.V) ** 2, axis=(1, 2)) / 4.0
     # a sum of n squared N(0, 1/n) entries has variance 2/n: the mean over H heads within 5 s.e. of 1
     assert abs(nA.mean() - 1) < 5 * np.sqrt(2 / (L * L * H)) and abs(nV.mean() - 1) < 5 * np.sqrt(2 / (C * C * H))
@@ -119,8 +142,11 @@ def test_balanced_start_gives_both_factors_the_same_norm_and_is_what_the_fit_sta
     s = _data(M=30, L=L, C=C, seed=2)
     st = FitSettings("factored", heads=(H,), fields=(True,), max_iter=0, balanced_start=True)
     res = fit_scan(jax.random.PRNGKey(3), s, s[:0], C, st)
-    np.testing.assert_array_equal(np.asarray(res.params.A), np.asarray(p.A) / 2.0)   # norm 1 by default
-    assert protein_settings("factored", L, 100.0).balanced_start and not protein_settings("plmdca", L, 100.0).balanced_start
+    np.testing.assert_array_equal(np.asarray(res.params.A), np.asarray(p.A) / 2.0)  # norm 1 by default
+    assert (
+        protein_settings("factored", L, 100.0).balanced_start
+        and not protein_settings("plmdca", L, 100.0).balanced_start
+    )
     with pytest.raises(InputError, match="balanced start"):
         fa_balanced_start(jax.random.PRNGKey(0), FAConfig(L, C, kind="softmax"))
 

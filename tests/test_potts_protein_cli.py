@@ -25,8 +25,25 @@ def fam(tmp_path_factory):
 def test_fit_alignment_then_contacts(fam, model, extra, capsys):
     d, paths = fam
     fit = d / f"{model}.npz"
-    assert main(["potts", "fit", str(paths["a3m"]), "--focus", "focus", "--model", model, "--out", str(fit),
-                 "--max-iter", "60", *extra]) == 0
+    assert (
+        main(
+            [
+                "potts",
+                "fit",
+                str(paths["a3m"]),
+                "--focus",
+                "focus",
+                "--model",
+                model,
+                "--out",
+                str(fit),
+                "--max-iter",
+                "60",
+                *extra,
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "M_eff" in out and "iteration" in out
     z = np.load(fit)
@@ -39,12 +56,28 @@ def test_fit_alignment_then_contacts(fam, model, extra, capsys):
     if model == "factored":
         assert z["A"].shape == (6, 20, 20) and z["V"].shape == (6, 21, 21)
     scores = d / f"{model}.csv"
-    assert main(["potts", "contacts", str(fit), "--out", str(scores), "--structure", str(d / "toy.pdb"),
-                 "--chain", "A", "--plot", str(d / f"{model}.png")]) == 0
+    assert (
+        main(
+            [
+                "potts",
+                "contacts",
+                str(fit),
+                "--out",
+                str(scores),
+                "--structure",
+                str(d / "toy.pdb"),
+                "--chain",
+                "A",
+                "--plot",
+                str(d / f"{model}.png"),
+            ]
+        )
+        == 0
+    )
     rows = list(csv.DictReader(scores.open()))
     assert len(rows) == 190 and rows[0]["rank"] == "1" and 101 <= int(rows[0]["i"]) < int(rows[0]["j"]) <= 120
     assert float(rows[0]["score"]) >= float(rows[-1]["score"])
-    assert sum(r["contact"] == "1" for r in rows) == 5            # the structure's five contacts
+    assert sum(r["contact"] == "1" for r in rows) == 5  # the structure's five contacts
     crep = json.loads(scores.with_suffix(".json").read_text())
     assert crep["structure"]["unresolved"] == 1 and set(crep["precision"]["cuts"]) == {"L/10", "L/5", "L/2", "L"}
     assert (d / f"{model}.png").stat().st_size > 1000
@@ -53,8 +86,27 @@ def test_fit_alignment_then_contacts(fam, model, extra, capsys):
 def test_scan_refits_on_all_sequences(fam, capsys):
     d, paths = fam
     fit = d / "scan.npz"
-    assert main(["potts", "fit", str(paths["fasta"]), "--focus", "focus", "--model", "plmdca", "--lam", "1e-2",
-                 "1e-3", "--max-iter", "40", "--out", str(fit)]) == 0
+    assert (
+        main(
+            [
+                "potts",
+                "fit",
+                str(paths["fasta"]),
+                "--focus",
+                "focus",
+                "--model",
+                "plmdca",
+                "--lam",
+                "1e-2",
+                "1e-3",
+                "--max-iter",
+                "40",
+                "--out",
+                str(fit),
+            ]
+        )
+        == 0
+    )
     rep = json.loads(fit.with_suffix(".json").read_text())
     assert len(rep["scan"]["entries"]) == 2 and rep["scan"]["n_train"] + rep["scan"]["n_val"] <= 80
     assert rep["chosen"]["lam"] == min(rep["scan"]["entries"], key=lambda e: e["val_nll"])["lam"]
@@ -74,11 +126,14 @@ def _bad(tmp_path, capsys, argv, match):
     assert not out.exists() and not out.with_suffix(".json").exists()
 
 
-@pytest.mark.parametrize("text, match", [
-    (">a\nACDE\n>b\nACD\n", "rows of unequal length"),
-    ("", "has no sequences"),
-    (">a\nAC1E\n>b\nACDE\n", "unknown alignment characters"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        (">a\nACDE\n>b\nACD\n", "rows of unequal length"),
+        ("", "has no sequences"),
+        (">a\nAC1E\n>b\nACDE\n", "unknown alignment characters"),
+    ],
+)
 def test_bad_alignment_files(tmp_path, capsys, text, match):
     p = tmp_path / "bad.fasta"
     p.write_text(text)
@@ -120,12 +175,18 @@ def test_factored_from_a_plmdca_fit(fam, tmp_path, capsys):
     d, paths = fam
     plm, fa = tmp_path / "plm.npz", tmp_path / "fa.npz"
     _fit(paths, plm, "--focus", "focus", "--model", "plmdca", "--max-iter", "30")
-    _fit(paths, fa, "--focus", "focus", "--model", "factored", "--heads", "5", "--init-from", str(plm), "--max-iter", "0")
+    _fit(
+        paths, fa, "--focus", "focus", "--model", "factored", "--heads", "5", "--init-from", str(plm), "--max-iter", "0"
+    )
     z, p = np.load(fa), np.load(plm)
     K, W = z["couplings"].astype(float), p["couplings"].astype(float)
-    sv = np.linalg.svd(W.reshape(400, 441), compute_uv=False)          # 0 iterations: the best 5 Kronecker terms
+    sv = np.linalg.svd(W.reshape(400, 441), compute_uv=False)  # 0 iterations: the best 5 Kronecker terms
     np.testing.assert_allclose(np.linalg.norm(K - W), np.sqrt((sv[5:] ** 2).sum()), rtol=1e-4)
     np.testing.assert_allclose(z["fields"], p["fields"], rtol=1e-6)
     capsys.readouterr()
-    _bad(tmp_path, capsys, ["potts", "fit", str(paths["fasta"]), "--model", "plmdca", "--init-from", str(plm),
-                            "--out", "OUT"], "init-from: starts factored attention only")
+    _bad(
+        tmp_path,
+        capsys,
+        ["potts", "fit", str(paths["fasta"]), "--model", "plmdca", "--init-from", str(plm), "--out", "OUT"],
+        "init-from: starts factored attention only",
+    )

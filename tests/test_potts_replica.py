@@ -5,8 +5,7 @@ import pytest
 
 import bayes_attn  # noqa: F401
 from bayes_attn import InputError
-from bayes_attn.potts import (gaussian_teacher, isotropic_coupling_error, kappa, lambda_opt, ridge_theory,
-                              simulate_ridge)
+from bayes_attn.potts import gaussian_teacher, isotropic_coupling_error, kappa, lambda_opt, ridge_theory, simulate_ridge
 
 
 def test_kappa_solves_fixed_point():

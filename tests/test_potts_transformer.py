@@ -4,7 +4,13 @@ import jax
 import numpy as np
 
 import bayes_attn  # noqa: F401
-from bayes_attn.potts import TransformerConfig, fit_transformer, init_transformer, transformer_logits, transformer_pl_loss
+from bayes_attn.potts import (
+    TransformerConfig,
+    fit_transformer,
+    init_transformer,
+    transformer_logits,
+    transformer_pl_loss,
+)
 
 
 def test_exact_pl_equals_masking_each_position():

@@ -20,7 +20,7 @@ def test_weights_equal_brute_force(theta):
     M, L = s.shape
     ident = np.array([[np.sum(s[a] == s[b]) / L for b in range(M)] for a in range(M)])
     counts = (ident >= theta - 1e-12).sum(1)
-    np.testing.assert_array_equal(neighbour_counts(s, theta, block=32), counts)   # 5 blocks, one partial
+    np.testing.assert_array_equal(neighbour_counts(s, theta, block=32), counts)  # 5 blocks, one partial
     w = sequence_weights(s, theta)
     np.testing.assert_allclose(w, 1.0 / counts)
     assert 1 <= w.sum() <= M
@@ -33,7 +33,7 @@ def test_max_identity_and_split_leak_nothing():
     np.testing.assert_allclose(max_identity(s[:50], s[50:], block=16), ident[:50, 50:].max(1))
     tr, va = split_validation(s, 0.8, fraction=0.2, seed=3)
     assert len(np.intersect1d(tr, va)) == 0 and len(va) == 40
-    assert ident[np.ix_(tr, va)].max() < 0.8                     # no training row within 80 % of a validation row
+    assert ident[np.ix_(tr, va)].max() < 0.8  # no training row within 80 % of a validation row
     dropped = np.setdiff1d(np.arange(200), np.union1d(tr, va))
     assert len(dropped) > 0 and (ident[np.ix_(dropped, va)].max(1) >= 0.8).all()
 

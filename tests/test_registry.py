@@ -26,9 +26,11 @@ def test_derived_tables_follow_the_records():
 
 
 def test_reading_configs_loads_no_kernel():
-    code = ("import sys\nfrom bayes_attn.inference import SamplerConfig\n"
-            "SamplerConfig(kind='gibbs', model='collapsed'); SamplerConfig(kind='nuts')\n"
-            "print(sorted(m for m in ('numpyro', 'blackjax') if m in sys.modules))")
+    code = (
+        "import sys\nfrom bayes_attn.inference import SamplerConfig\n"
+        "SamplerConfig(kind='gibbs', model='collapsed'); SamplerConfig(kind='nuts')\n"
+        "print(sorted(m for m in ('numpyro', 'blackjax') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
 
@@ -57,21 +59,45 @@ def _random_walk_program(model, settings) -> Program:
         accept = jnp.minimum(1.0, jnp.exp(lp_y - c.lp))
         ok = jax.random.uniform(k_accept) < accept
         c = _Carry(jnp.where(ok, y, c.x), jnp.where(ok, lp_y, c.lp))
-        return c, {"lp": c.lp, "acceptance_rate": accept, "diverging": ~jnp.isfinite(lp_y),
-                   "n_steps": jnp.asarray(1, jnp.int64)}
+        return c, {
+            "lp": c.lp,
+            "acceptance_rate": accept,
+            "diverging": ~jnp.isfinite(lp_y),
+            "n_steps": jnp.asarray(1, jnp.int64),
+        }
 
-    return Program(init, step, lambda k, c, a: c, step, lambda c, a: flat_logdensity(model, a)[1](c.x),
-                   {"diverging": "any", "n_steps": "sum"}, shared_step=True)
+    return Program(
+        init,
+        step,
+        lambda k, c, a: c,
+        step,
+        lambda c, a: flat_logdensity(model, a)[1](c.x),
+        {"diverging": "any", "n_steps": "sum"},
+        shared_step=True,
+    )
 
 
 def test_a_registered_sampler_runs_through_the_runner():
-    register(Sampler("toy_rwm", _random_walk_program, ("lp", "acceptance_rate", "diverging", "n_steps"),
-                     ("collapsed",)))
+    register(
+        Sampler("toy_rwm", _random_walk_program, ("lp", "acceptance_rate", "diverging", "n_steps"), ("collapsed",))
+    )
     try:
         task = random_task(P=5, Q=3, S=2, n0=3, heads=(1,), seed=1)
         spec = task.spec(width=3, temperature=0.5)
-        dt = sample(task, spec, SamplerConfig(kind="toy_rwm", model="collapsed", chains=2, warmup=4, draws=6,
-                                              checkpoint_every=4, seed=0, progress_bar=False))
+        dt = sample(
+            task,
+            spec,
+            SamplerConfig(
+                kind="toy_rwm",
+                model="collapsed",
+                chains=2,
+                warmup=4,
+                draws=6,
+                checkpoint_every=4,
+                seed=0,
+                progress_bar=False,
+            ),
+        )
         assert dt["posterior"]["f"].shape == (2, 6, 3) and np.all(np.isfinite(dt["posterior"]["f"].values))
         stats = dt["sample_stats"]
         assert set(stats.data_vars) == {"lp", "acceptance_rate", "diverging", "n_steps"}

@@ -23,19 +23,32 @@ def _run(seed, shift=0.0, chains=4, draws=400, n_test=6, width=10, temperature=0
     U = np.eye(2) + 0.1 * (z + np.swapaxes(z, -1, -2))
     stats = {"diverging": np.zeros((chains, draws), bool), "energy": rng.normal(size=(chains, draws))}
     y_test = np.where(np.arange(n_test) % 2 == 0, 1.0, -1.0)
-    return to_datatree({"f": f, "U": U}, stats, path_labels=["g", "d"], y_train=np.ones(4), y_test=y_test,
-                       attrs={"sampler": "nuts", "width": [width] * 3, "temperature": temperature,
-                              "config": "[network]\nwidth = 10 # <b>escaped</b>"})
+    return to_datatree(
+        {"f": f, "U": U},
+        stats,
+        path_labels=["g", "d"],
+        y_train=np.ones(4),
+        y_test=y_test,
+        attrs={
+            "sampler": "nuts",
+            "width": [width] * 3,
+            "temperature": temperature,
+            "config": "[network]\nwidth = 10 # <b>escaped</b>",
+        },
+    )
 
 
 def _theory(widths=(10, 30), temps=(0.01,), n_test=6):
     """A theory-shaped file (dims width x temperature), to exercise the rendering only."""
     nw, nt = len(widths), len(temps)
     return xr.Dataset(
-        {"U": (("width", "temperature", "path", "path_"), np.broadcast_to(np.eye(2), (nw, nt, 2, 2)).copy()),
-         "predictor_mean": (("width", "temperature", "test"), np.full((nw, nt, n_test), 0.1)),
-         "accuracy": (("width", "temperature"), np.full((nw, nt), 0.5))},
-        coords={"width": list(widths), "temperature": list(temps)})
+        {
+            "U": (("width", "temperature", "path", "path_"), np.broadcast_to(np.eye(2), (nw, nt, 2, 2)).copy()),
+            "predictor_mean": (("width", "temperature", "test"), np.full((nw, nt, n_test), 0.1)),
+            "accuracy": (("width", "temperature"), np.full((nw, nt), 0.5)),
+        },
+        coords={"width": list(widths), "temperature": list(temps)},
+    )
 
 
 def test_table_flags_follow_the_gates():
@@ -114,10 +127,23 @@ def test_report_renders_in_headless_chromium(tmp_path):
 
 def _assert_renders(exe, probe, n_img, profile):
     """Chromium loads ``probe``: every image decodes, no script error, no console error message."""
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-dev-shm-usage",
-           "--enable-logging=stderr", "--v=0", f"--user-data-dir={profile}", "--virtual-time-budget=5000",
-           "--dump-dom", probe.as_uri()]
+    cmd = [
+        exe,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--user-data-dir={profile}",
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        probe.as_uri(),
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert res.returncode == 0, res.stderr[-2000:]
     m = re.search(r'id="render-check">images=(\d+) undecoded=(\d+) errors=(\d+)<', res.stdout)
@@ -137,14 +163,27 @@ def test_sweep_report_renders_in_headless_chromium(tmp_path):
     exe = _chromium()
     shape = (2, 2)
     acc = np.array([[0.9, 0.92], [0.85, 0.86]])
-    ds = xr.Dataset({k: (("width", "seed"), v) for k, v in {
-        "acc_sampled": acc, "acc_theory": acc + 0.01, "acc_gp": np.full(shape, 0.8),
-        "mean_rel_err": np.array([[0.1, 0.12], [0.02, 0.03]]), "U_rel_err": np.full(shape, 0.05),
-        "max_rhat": np.full(shape, 1.004), "min_ess_bulk": np.full(shape, 900.0),
-        "divergences": np.zeros(shape, int), "converged": np.ones(shape, np.int8), "wall_s": np.full(shape, 9.0),
-        "cell": np.array([["cells/a.nc", "cells/b.nc"], ["cells/c.nc", "cells/d.nc"]]),
-        "status": np.full(shape, "done"), "error": np.full(shape, "")}.items()},
-        coords={"width": [10, 100], "seed": [0, 1]})
+    ds = xr.Dataset(
+        {
+            k: (("width", "seed"), v)
+            for k, v in {
+                "acc_sampled": acc,
+                "acc_theory": acc + 0.01,
+                "acc_gp": np.full(shape, 0.8),
+                "mean_rel_err": np.array([[0.1, 0.12], [0.02, 0.03]]),
+                "U_rel_err": np.full(shape, 0.05),
+                "max_rhat": np.full(shape, 1.004),
+                "min_ess_bulk": np.full(shape, 900.0),
+                "divergences": np.zeros(shape, int),
+                "converged": np.ones(shape, np.int8),
+                "wall_s": np.full(shape, 9.0),
+                "cell": np.array([["cells/a.nc", "cells/b.nc"], ["cells/c.nc", "cells/d.nc"]]),
+                "status": np.full(shape, "done"),
+                "error": np.full(shape, ""),
+            }.items()
+        },
+        coords={"width": [10, 100], "seed": [0, 1]},
+    )
     ds.to_netcdf(tmp_path / "sweep.nc", engine="h5netcdf")
     page = render_sweep_report(tmp_path, "sweep")
     assert page.count("<img") == 2 and page.count('<td class="pass">PASS</td>') == 4

@@ -48,16 +48,19 @@ def _mtimes(out):
     return {p.name: p.stat().st_mtime_ns for p in sorted((out / "cells").glob("*.nc"))}
 
 
-@pytest.mark.parametrize("sweep,field", [
-    ('"network.depth" = [1, 2]\n', "network.depth"),
-    ('"width" = [5, 6]\n', "sweep.width"),
-    ('"network.width" = 5\n', "sweep.network.width"),
-    ('"network.width" = []\n', "sweep.network.width"),
-    ('"network.width" = [[5, 6, 7]]\n', "sweep.network.width"),
-    ('"network.width" = [5, 0]\n', "network.width"),
-    ('"sampler.seed" = [0, -1]\n', "sampler.seed"),
-    ('"network.width" = [5, 3]\n', "N_1 >= p_1"),  # the order-parameter model needs N >= n_paths
-])
+@pytest.mark.parametrize(
+    "sweep,field",
+    [
+        ('"network.depth" = [1, 2]\n', "network.depth"),
+        ('"width" = [5, 6]\n', "sweep.width"),
+        ('"network.width" = 5\n', "sweep.network.width"),
+        ('"network.width" = []\n', "sweep.network.width"),
+        ('"network.width" = [[5, 6, 7]]\n', "sweep.network.width"),
+        ('"network.width" = [5, 0]\n', "network.width"),
+        ('"sampler.seed" = [0, -1]\n', "sampler.seed"),
+        ('"network.width" = [5, 3]\n', "N_1 >= p_1"),  # the order-parameter model needs N >= n_paths
+    ],
+)
 def test_bad_sweeps_are_one_line_errors_and_touch_nothing(tmp_path, capsys, sweep, field):
     cfg = _setup(tmp_path, sweep)
     out = tmp_path / "out"
@@ -75,8 +78,12 @@ def test_unreachable_scheduler_and_unwritable_out(tmp_path, capsys):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens there
-    assert main(["sweep", str(cfg), "--out", str(tmp_path / "o"), "--scheduler", f"tcp://127.0.0.1:{port}",
-                 "--no-progress"]) == 2
+    assert (
+        main(
+            ["sweep", str(cfg), "--out", str(tmp_path / "o"), "--scheduler", f"tcp://127.0.0.1:{port}", "--no-progress"]
+        )
+        == 2
+    )
     assert "--scheduler: cannot reach" in capsys.readouterr().err
     (tmp_path / "file").write_text("")
     assert main(["sweep", str(cfg), "--out", str(tmp_path / "file" / "o"), "--workers", "0", "--no-progress"]) == 2
@@ -106,13 +113,15 @@ def test_hash_covers_resolved_defaults_and_version(tmp_path, monkeypatch):
     monkeypatch.undo()
     import bayes_attn.config._sampler as config_mod
 
-    monkeypatch.setattr(config_mod.SamplerConfig, "__post_init__", _with_max_tree_depth_default(
-        config_mod.SamplerConfig.__post_init__))
+    monkeypatch.setattr(
+        config_mod.SamplerConfig, "__post_init__", _with_max_tree_depth_default(config_mod.SamplerConfig.__post_init__)
+    )
     assert load_sweep(cfg).cells[0].hash != h0
 
 
 def test_hash_has_precision_not_the_device_layout(tmp_path):
     """Where the chains run changes no draw (docs/design.md, "Chains over devices"); float32 does."""
+
     def h(name, extra):
         (tmp_path / name).mkdir()
         base = BASE.replace("progress_bar = false", "progress_bar = false\n" + extra)
@@ -125,9 +134,11 @@ def test_hash_has_precision_not_the_device_layout(tmp_path):
 
 def _with_max_tree_depth_default(post_init):
     """``SamplerConfig.__post_init__`` as if the default max_tree_depth were 8."""
+
     def patched(self):
         post_init(self)
         object.__setattr__(self, "max_tree_depth", 8)
+
     return patched
 
 
@@ -143,8 +154,22 @@ def test_sweep_is_idempotent_resumable_and_extensible(tmp_path, monkeypatch):
     assert main(["sweep", str(cfg), "--out", str(out), "--workers", "0", "--no-progress"]) == 0
     ds = xr.open_dataset(out / "sweep.nc", engine="h5netcdf").load()
     assert ds["acc_sampled"].dims == ("width", "seed") and list(ds["width"].values) == [5, 8]
-    for v in ("acc_sampled", "acc_theory", "acc_gp", "mean_rel_err", "U_rel_err", "max_rhat", "min_ess_bulk",
-              "divergences", "converged", "wall_s", "compile_s", "cell", "status", "error"):
+    for v in (
+        "acc_sampled",
+        "acc_theory",
+        "acc_gp",
+        "mean_rel_err",
+        "U_rel_err",
+        "max_rhat",
+        "min_ess_bulk",
+        "divergences",
+        "converged",
+        "wall_s",
+        "compile_s",
+        "cell",
+        "status",
+        "error",
+    ):
         assert v in ds, v
     # compile once per shape: width and seed are traced, so after the first cell (run first, in this
     # process) the other three compile nothing (JAX's compile events, bayes_attn._cache.CompileTimer)
@@ -175,9 +200,23 @@ def test_sweep_is_idempotent_resumable_and_extensible(tmp_path, monkeypatch):
     # SIGKILL a fresh sweep once its first cell is written, then finish it with the same command
     out2 = tmp_path / "out2"
     env = subprocess_env()
-    proc = subprocess.Popen([sys.executable, "-c", "from bayes_attn.cli import main; main()", "sweep", str(cfg),
-                             "--out", str(out2), "--workers", "0", "--no-progress"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from bayes_attn.cli import main; main()",
+            "sweep",
+            str(cfg),
+            "--out",
+            str(out2),
+            "--workers",
+            "0",
+            "--no-progress",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     t0 = time.time()
     while not list((out2 / "cells").glob("*.theory.nc")) and proc.poll() is None and time.time() - t0 < 600:
         time.sleep(0.05)
@@ -194,8 +233,10 @@ def test_sweep_is_idempotent_resumable_and_extensible(tmp_path, monkeypatch):
     assert {k: v for k, v in _mtimes(out2).items() if k in done_before} == done_before
     # the same cells give the same draws however the sweep was run
     for name in ("width5_seed0.nc", "width11_seed1.nc"):
-        np.testing.assert_array_equal(read_run(out / "cells" / name)["posterior"]["f"].values,
-                                      read_run(out2 / "cells" / name)["posterior"]["f"].values)
+        np.testing.assert_array_equal(
+            read_run(out / "cells" / name)["posterior"]["f"].values,
+            read_run(out2 / "cells" / name)["posterior"]["f"].values,
+        )
 
 
 def test_failed_cell_is_recorded_and_the_others_finish(tmp_path, capsys):
@@ -207,9 +248,14 @@ def test_failed_cell_is_recorded_and_the_others_finish(tmp_path, capsys):
 
     rng = np.random.default_rng(0)
     P, n0 = 15, 6
-    task = Task(rng.standard_normal((P, 1, n0)), np.sign(rng.standard_normal(P)), rng.standard_normal((4, 1, n0)),
-                np.ones(4), (HeadLayer.w(rng.standard_normal((1, n0, n0))),))
-    base = BASE.replace('seed = 0\n', 'seed = 0\ninit = "theory"\n')
+    task = Task(
+        rng.standard_normal((P, 1, n0)),
+        np.sign(rng.standard_normal(P)),
+        rng.standard_normal((4, 1, n0)),
+        np.ones(4),
+        (HeadLayer.w(rng.standard_normal((1, n0, n0))),),
+    )
+    base = BASE.replace("seed = 0\n", 'seed = 0\ninit = "theory"\n')
     cfg = _setup(tmp_path, '"network.temperature" = [0.1, 1e-13]\n', base)
     save_bundle(task, tmp_path / "b.npz")
     out = tmp_path / "out"
@@ -232,8 +278,11 @@ def test_local_cluster_two_workers(tmp_path):
     assert list(ds["status"].values) == ["done", "done"]
     ref = tmp_path / "ref"
     assert main(["sweep", str(cfg), "--out", str(ref), "--workers", "0", "--no-progress"]) == 0
-    np.testing.assert_allclose(read_run(out / "cells" / "width8.nc")["posterior"]["U"].values,
-                               read_run(ref / "cells" / "width8.nc")["posterior"]["U"].values, rtol=1e-10)
+    np.testing.assert_allclose(
+        read_run(out / "cells" / "width8.nc")["posterior"]["U"].values,
+        read_run(ref / "cells" / "width8.nc")["posterior"]["U"].values,
+        rtol=1e-10,
+    )
 
 
 def _thread_affinities():
@@ -255,9 +304,9 @@ def test_local_cluster_workers_are_pinned_one_core_each():
     from bayes_attn.sweep._run import open_client
 
     mine = os.sched_getaffinity(0)
-    try:                                      # widened: a pytest-xdist worker is itself pinned to one core
+    try:  # widened: a pytest-xdist worker is itself pinned to one core
         os.sched_setaffinity(0, range(os.cpu_count()))
-    except OSError:                           # a cpuset smaller than the machine: keep what we have
+    except OSError:  # a cpuset smaller than the machine: keep what we have
         pass
     allowed = sorted(os.sched_getaffinity(0))
     try:
@@ -288,16 +337,34 @@ def test_external_scheduler_and_worker_on_loopback(tmp_path):
         port = s.getsockname()[1]
     env = subprocess_env()
     bindir = os.path.dirname(sys.executable)
-    sched = subprocess.Popen([os.path.join(bindir, "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                              "--no-dashboard"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    core = sorted(os.sched_getaffinity(0))[-1]                       # the README pins each worker with taskset
-    worker = subprocess.Popen(["taskset", "-c", str(core), os.path.join(bindir, "dask"), "worker",
-                               f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--no-dashboard"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sched = subprocess.Popen(
+        [os.path.join(bindir, "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    core = sorted(os.sched_getaffinity(0))[-1]  # the README pins each worker with taskset
+    worker = subprocess.Popen(
+        [
+            "taskset",
+            "-c",
+            str(core),
+            os.path.join(bindir, "dask"),
+            "worker",
+            f"tcp://127.0.0.1:{port}",
+            "--nthreads",
+            "1",
+            "--no-dashboard",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         out = tmp_path / "out"
-        assert main(["sweep", str(cfg), "--out", str(out), "--scheduler", f"tcp://127.0.0.1:{port}",
-                     "--no-progress"]) == 0
+        assert (
+            main(["sweep", str(cfg), "--out", str(out), "--scheduler", f"tcp://127.0.0.1:{port}", "--no-progress"]) == 0
+        )
         ds = xr.open_dataset(out / "sweep.nc", engine="h5netcdf").load()
         assert list(ds["status"].values) == ["done", "done"]
     finally:

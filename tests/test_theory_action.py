@@ -40,7 +40,7 @@ def test_partial_trace_matches_definition():
     rng = np.random.default_rng(0)
     H, D = 3, 2
     U = rng.standard_normal((H * D, H * D))
-    want = sum(U[h * D:(h + 1) * D, h * D:(h + 1) * D] for h in range(H))
+    want = sum(U[h * D : (h + 1) * D, h * D : (h + 1) * D] for h in range(H))
     np.testing.assert_allclose(partial_trace(jnp.asarray(U), H), want, rtol=1e-14)
 
 
@@ -56,8 +56,7 @@ def test_entropy_matches_kronecker_form_and_no_data_point(spec):
         U = np.asarray(Us[l - 1])
         H, N, s2 = spec.heads[l - 1], spec.widths[l - 1], spec.sigma2_layers[l - 1]
         big = np.kron(np.eye(H), nxt)
-        ref += N * (np.trace(np.linalg.solve(big, U)) / s2 - np.linalg.slogdet(U)[1]
-                    + H * np.linalg.slogdet(nxt)[1])
+        ref += N * (np.trace(np.linalg.solve(big, U)) / s2 - np.linalg.slogdet(U)[1] + H * np.linalg.slogdet(nxt)[1])
         nxt = U
     assert float(entropy(U_a, Us, spec)) == pytest.approx(ref, rel=1e-12)
     # no data: the GP point is stationary for every U (theory.md §4.6, §6.7)

@@ -34,7 +34,7 @@ temperature = [0.05, 0.2]
 
 
 def test_theory_scan_file(tmp_path):
-    task, cfg = _config(tmp_path, '[theory]\ngp_subsets = { first = [[0], [0, 1]] }\n')
+    task, cfg = _config(tmp_path, "[theory]\ngp_subsets = { first = [[0], [0, 1]] }\n")
     out = tmp_path / "t.nc"
     assert main(["theory", str(cfg), "--out", str(out), "--no-progress", "--strict"]) == 0
     ds = xr.open_dataset(out, engine="h5netcdf").load()
@@ -64,7 +64,7 @@ def test_theory_scan_file(tmp_path):
 
 
 def test_theory_bad_input(tmp_path, capsys):
-    _, cfg = _config(tmp_path, '[theory]\ngp_subsets = { bad = [[7], [0]] }\n')
+    _, cfg = _config(tmp_path, "[theory]\ngp_subsets = { bad = [[7], [0]] }\n")
     assert main(["theory", str(cfg), "--out", str(tmp_path / "t.nc"), "--no-progress"]) == 2
     assert "theory.gp_subsets.bad" in capsys.readouterr().err
 
@@ -75,13 +75,19 @@ def test_theory_strict_fails_on_ill_posed(tmp_path):
     from bayes_attn.tasks import Task
 
     P, n0 = 15, 6  # one path: rank K <= 6 < P, T -> 0
-    task = Task(rng.standard_normal((P, 1, n0)), np.sign(rng.standard_normal(P)),
-                rng.standard_normal((4, 1, n0)), np.ones(4),
-                (HeadLayer.w(rng.standard_normal((1, n0, n0))),))
+    task = Task(
+        rng.standard_normal((P, 1, n0)),
+        np.sign(rng.standard_normal(P)),
+        rng.standard_normal((4, 1, n0)),
+        np.ones(4),
+        (HeadLayer.w(rng.standard_normal((1, n0, n0))),),
+    )
     save_bundle(task, tmp_path / "b.npz")
     cfg = tmp_path / "c.toml"
-    cfg.write_text('[data]\nfile = "b.npz"\n[network]\nwidth = 5\ntemperature = 1e-13\n'
-                   '[theory]\nmax_iter = 30\nwarm_start = false\n')
+    cfg.write_text(
+        '[data]\nfile = "b.npz"\n[network]\nwidth = 5\ntemperature = 1e-13\n'
+        "[theory]\nmax_iter = 30\nwarm_start = false\n"
+    )
     assert main(["theory", str(cfg), "--out", str(tmp_path / "t.nc"), "--no-progress", "--strict"]) == 1
     ds = xr.open_dataset(tmp_path / "t.nc", engine="h5netcdf").load()
     assert int(ds["converged"].sum() * ds["hessian_pd"].sum()) == 0

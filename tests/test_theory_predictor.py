@@ -32,11 +32,13 @@ def test_path_kernels_match_definition():
     U = A + A.T
     pk = path_kernels(task.phi("train", spec), task.phi("test", spec))
     C_tr_te = path_kernel_matrix(task.phi("train", spec), task.phi("test", spec))
-    np.testing.assert_allclose(apply_kernel(pk.cross, jnp.asarray(U)), np.einsum("pq,pqmn->mn", U, C_tr_te) / 6,
-                               rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(
+        apply_kernel(pk.cross, jnp.asarray(U)), np.einsum("pq,pqmn->mn", U, C_tr_te) / 6, rtol=1e-10, atol=1e-13
+    )
     C_te = path_kernel_matrix(task.phi("test", spec), task.phi("test", spec))
-    np.testing.assert_allclose(kernel_diag(pk.phi_test, jnp.asarray(U)), np.diagonal(np.einsum("pq,pqmn->mn", U, C_te)) / 6,
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        kernel_diag(pk.phi_test, jnp.asarray(U)), np.diagonal(np.einsum("pq,pqmn->mn", U, C_te)) / 6, rtol=1e-10
+    )
 
 
 def test_head_scores_identity_and_silencing():

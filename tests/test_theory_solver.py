@@ -43,6 +43,7 @@ def test_energy_derivatives_match_autodiff(P, n0):
     H_ad = jax.hessian(energy)(U, kern, y, 0.2)
     np.testing.assert_allclose(g, g_ad, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(energy_gradient(U, data, y, 0.2), g_ad, rtol=1e-10, atol=1e-12)
+
     # jnp.linalg.cholesky symmetrises its input, so autodiff differentiates w.r.t. symmetric
     # perturbations: compare the Hessians symmetrised in (pi, rho) and in (sigma, tau)
     def sym(A):

@@ -25,7 +25,7 @@ def _gap(N):
     cfg = SamplerConfig(model="order_parameters", chains=4, warmup=300, draws=600, seed=0, progress_bar=False)
     stats = predictor_statistics(sample(task, spec, cfg))
     m_t = np.asarray(m_t)
-    return float(np.sqrt(np.mean((stats["mean"] - m_t) ** 2) / np.mean(m_t ** 2)))
+    return float(np.sqrt(np.mean((stats["mean"] - m_t) ** 2) / np.mean(m_t**2)))
 
 
 @pytest.mark.slow

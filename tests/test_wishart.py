@@ -31,8 +31,10 @@ def _layout(spec):
 
 def _draws(dt):
     """Posterior and sample-stats groups of a run as dicts of ``(chain, draw, ...)`` arrays."""
-    return ({k: v.values for k, v in dt["posterior"].ds.data_vars.items()},
-            {k: v.values for k, v in dt["sample_stats"].ds.data_vars.items()})
+    return (
+        {k: v.values for k, v in dt["posterior"].ds.data_vars.items()},
+        {k: v.values for k, v in dt["sample_stats"].ds.data_vars.items()},
+    )
 
 
 def _random_spd(rng, p, scale=1.0):
@@ -55,7 +57,7 @@ def test_unpack_log_jacobian_matches_autodiff():
 
     def flat_map(v):
         parts = np.cumsum([0] + sizes)
-        z = {k: (v[parts[i]:parts[i + 1]].reshape(layout.site_shapes()[k])) for i, k in enumerate(names)}
+        z = {k: (v[parts[i] : parts[i + 1]].reshape(layout.site_shapes()[k])) for i, k in enumerate(names)}
         U_a, Us, _ = layout.unpack(z, hyper)
         out = [jnp.atleast_1d(U_a)] + [U[np.triu_indices(U.shape[0])] for U in Us]
         return jnp.concatenate(out)
@@ -83,8 +85,9 @@ def test_pack_unpack_roundtrip_and_gp_centre():
         np.testing.assert_allclose(a, b, atol=1e-13)
 
 
-@pytest.mark.parametrize("spec", [SPEC3, NetworkSpec(heads=(2, 1, 2), n0=2, width=(4, 3, 2, 8),
-                                                     variances=(1.0, 1.2, 0.8, 0.9, 1.1))])
+@pytest.mark.parametrize(
+    "spec", [SPEC3, NetworkSpec(heads=(2, 1, 2), n0=2, width=(4, 3, 2, 8), variances=(1.0, 1.2, 0.8, 0.9, 1.1))]
+)
 def test_prior_in_the_sites_is_the_bartlett_product(spec):
     """Non-centred sites (docs/theory.md eq. (5.2f)): under the prior the sites are independent standard laws,
     whatever ``U_{l+1}``: ``xi_a`` and the diagonal sites are log chi-square (``N A_ii^2 ~ chi2(N - i + 1)``,
@@ -120,6 +123,7 @@ def test_prior_in_the_sites_is_the_bartlett_product(spec):
 
 # ---- log-density -----------------------------------------------------------------------------
 
+
 def _scipy_chain_logpdf(spec, U_a, Us):
     """Chi-square x Wishart chain of theory.md §5.2 in U coordinates (independent reference)."""
     N, s2 = spec.widths, spec.variances
@@ -133,19 +137,21 @@ def _scipy_chain_logpdf(spec, U_a, Us):
     return out
 
 
-@pytest.mark.parametrize("spec", [
-    SPEC3,
-    NetworkSpec(heads=(3,), n0=2, width=(4, 6), variances=(1.0, 0.5, 1.5)),
-    NetworkSpec(heads=(2, 1, 2), n0=2, width=(4, 3, 2, 8), variances=(1.0, 1.2, 0.8, 0.9, 1.1)),
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        SPEC3,
+        NetworkSpec(heads=(3,), n0=2, width=(4, 6), variances=(1.0, 0.5, 1.5)),
+        NetworkSpec(heads=(2, 1, 2), n0=2, width=(4, 3, 2, 8), variances=(1.0, 1.2, 0.8, 0.9, 1.1)),
+    ],
+)
 def test_prior_log_density_equals_scipy_wishart_chain(spec):
     layout, hyper = _layout(spec)
     rng = np.random.default_rng(6)
     for _ in range(3):
         U_a = float(rng.uniform(0.3, 3.0))
         Us = [jnp.asarray(_random_spd(rng, p)) for p in layout.sizes]
-        np.testing.assert_allclose(prior_log_density(U_a, Us, hyper), _scipy_chain_logpdf(spec, U_a, Us),
-                                   rtol=1e-10)
+        np.testing.assert_allclose(prior_log_density(U_a, Us, hyper), _scipy_chain_logpdf(spec, U_a, Us), rtol=1e-10)
 
 
 def test_data_term_is_collapsed_marginal_likelihood():
@@ -187,8 +193,9 @@ def prior_run():
     """NUTS on the data-free chain (L=2, H=(2,2), unequal widths and variances)."""
     task = random_task(P=4, Q=2, S=3, n0=3, heads=(2, 2), seed=9)
     spec = task.spec(**PRIOR_SPEC_KW)
-    cfg = SamplerConfig(model="order_parameters", chains=2, warmup=500, draws=3000, seed=1, progress_bar=False,
-                        target_accept=0.95)
+    cfg = SamplerConfig(
+        model="order_parameters", chains=2, warmup=500, draws=3000, seed=1, progress_bar=False, target_accept=0.95
+    )
     post, stats_ = _draws(sample(task, spec, cfg, data=False))
     return task, spec, post, stats_
 
@@ -208,8 +215,14 @@ def _weight_draws(spec, n, seed):
 def _moment_features(U_a, U2, U1):
     iu = np.triu_indices(4)
     u = U1[:, iu[0], iu[1]]  # 10 entries
-    feats = [u, u ** 2, u[:, [0, 1, 4, 7]] * u[:, [4, 2, 9, 3]], U2[:, [0, 0, 1], [0, 1, 1]], U_a[:, None],
-             (U_a[:, None] * u[:, [0, 4]])]
+    feats = [
+        u,
+        u**2,
+        u[:, [0, 1, 4, 7]] * u[:, [4, 2, 9, 3]],
+        U2[:, [0, 0, 1], [0, 1, 1]],
+        U_a[:, None],
+        (U_a[:, None] * u[:, [0, 4]]),
+    ]
     return np.concatenate(feats, axis=1)
 
 
@@ -224,16 +237,16 @@ def test_prior_chain_matches_weight_space_moments(prior_run):
     assert np.all(np.asarray(az.rhat(da)) < 1.01)
     f_w = _moment_features(*_weight_draws(spec, 20000, seed=10))
     m_w, se_w = f_w.mean(axis=0), f_w.std(axis=0) / np.sqrt(f_w.shape[0])
-    z = (m_chain - m_w) / np.sqrt(se_chain ** 2 + se_w ** 2)
+    z = (m_chain - m_w) / np.sqrt(se_chain**2 + se_w**2)
     assert np.max(np.abs(z)) < 4.0, z
 
 
 def _zero_variance_check(task, spec, post, max_ratio):
-    ds = xr.Dataset({k: (("chain", "draw") + tuple(f"{k}_{i}" for i in range(v.ndim - 2)), v)
-                     for k, v in post.items()})
+    ds = xr.Dataset({k: (("chain", "draw") + tuple(f"{k}_{i}" for i in range(v.ndim - 2)), v) for k, v in post.items()})
     scores = posterior_scores(ds, task, spec, data=False)
-    np.testing.assert_allclose(scores.mean(axis=(0, 1)), 0.0, atol=6 * scores.std(axis=(0, 1)).max()
-                               / np.sqrt(scores.shape[1]))
+    np.testing.assert_allclose(
+        scores.mean(axis=(0, 1)), 0.0, atol=6 * scores.std(axis=(0, 1)).max() / np.sqrt(scores.shape[1])
+    )
     ref_a, (ref1, _) = gp_order_parameters(spec)
     for g, ref in ((post["U"], np.asarray(ref1)), (post["U_a"], float(ref_a))):
         est = zero_variance_mean(g, scores)
@@ -266,6 +279,7 @@ def test_zero_variance_removes_the_leading_fluctuations_at_large_width():
 
 
 # ---- driver integration --------------------------------------------------------------------------
+
 
 def test_driver_runs_wishart_kind_and_stores_order_parameters():
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=12)
@@ -323,8 +337,16 @@ def test_theory_init_samples_the_same_posterior():
     """Chains started at U* and at NumPyro's uniform start agree on E[f] within 4.5 combined MCSE."""
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=12)
     spec = task.spec(width=20, temperature=0.2)
-    runs = {init: sample(task, spec, SamplerConfig(model="order_parameters", chains=2, warmup=200, draws=400, seed=5,
-                                                  progress_bar=False, init=init)) for init in ("uniform", "theory")}
+    runs = {
+        init: sample(
+            task,
+            spec,
+            SamplerConfig(
+                model="order_parameters", chains=2, warmup=200, draws=400, seed=5, progress_bar=False, init=init
+            ),
+        )
+        for init in ("uniform", "theory")
+    }
     assert runs["theory"].attrs["init"] == "theory"
     m, se = {}, {}
     for init, dt in runs.items():
@@ -337,12 +359,13 @@ def test_theory_init_samples_the_same_posterior():
 
 # ---- three routes to the same posterior (theory.md §5.1-§5.2) ------------------------------------
 
+
 def _moments(dt):
     """Per-quantity draws whose posterior means pin down predictor mean/variance and U."""
     post = dt["posterior"].ds
     f, fv, U = post["f"].values, post["f_var"].values, post["U"].values
     iu = np.triu_indices(U.shape[-1])
-    return {"f": f, "f^2": f ** 2, "f_var": fv, "U": U[:, :, iu[0], iu[1]]}
+    return {"f": f, "f^2": f**2, "f_var": fv, "U": U[:, :, iu[0], iu[1]]}
 
 
 @pytest.mark.slow
@@ -355,14 +378,34 @@ def test_three_routes_agree():
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=21)
     spec = task.spec(width=6, temperature=0.1)
     runs = {
-        "wishart": sample(task, spec, SamplerConfig(model="order_parameters", chains=4, warmup=500, draws=2000, seed=3,
-                                                    progress_bar=False)),
-        "nuts": sample(task, spec, SamplerConfig(kind="nuts", model="collapsed", chains=4, warmup=1000, draws=2000,
-                                                 seed=4, progress_bar=False, target_accept=0.9)),
+        "wishart": sample(
+            task,
+            spec,
+            SamplerConfig(model="order_parameters", chains=4, warmup=500, draws=2000, seed=3, progress_bar=False),
+        ),
+        "nuts": sample(
+            task,
+            spec,
+            SamplerConfig(
+                kind="nuts",
+                model="collapsed",
+                chains=4,
+                warmup=1000,
+                draws=2000,
+                seed=4,
+                progress_bar=False,
+                target_accept=0.9,
+            ),
+        ),
     }
     if "gibbs" in SAMPLERS:
-        runs["gibbs"] = sample(task, spec, SamplerConfig(kind="gibbs", model="collapsed", chains=4, warmup=500,
-                                                         draws=4000, seed=5, progress_bar=False))
+        runs["gibbs"] = sample(
+            task,
+            spec,
+            SamplerConfig(
+                kind="gibbs", model="collapsed", chains=4, warmup=500, draws=4000, seed=5, progress_bar=False
+            ),
+        )
     stats_ = {}
     for name, dt in runs.items():
         m = _moments(dt)
@@ -374,7 +417,7 @@ def test_three_routes_agree():
         if name == "wishart":
             continue
         for k, (mean, se) in stats_[name].items():
-            z = (mean - ref[k][0]) / np.sqrt(se ** 2 + ref[k][1] ** 2)
+            z = (mean - ref[k][0]) / np.sqrt(se**2 + ref[k][1] ** 2)
             assert np.max(np.abs(z)) < 4.5, (name, k, z)
 
 
@@ -394,13 +437,17 @@ def test_posterior_mean_approaches_saddle_point():
     gaps = []
     for N in (300, 3000):
         spec = task.spec(width=N, temperature=0.01)
-        dt = sample(task, spec, SamplerConfig(model="order_parameters", chains=4, warmup=500, draws=1000, seed=6,
-                                              progress_bar=False))
+        dt = sample(
+            task,
+            spec,
+            SamplerConfig(model="order_parameters", chains=4, warmup=500, draws=1000, seed=6, progress_bar=False),
+        )
         zv = zero_variance_statistics(dt, task, spec, names=("f",))["f"]
         sol = solve(spec, task.phi("train", spec), task.y_train)
         assert sol.status.ok
-        m_th = np.asarray(predict(sol.U, task.phi("train", spec), task.phi("test", spec), task.y_train,
-                                  spec.temperature)[0])
+        m_th = np.asarray(
+            predict(sol.U, task.phi("train", spec), task.phi("test", spec), task.y_train, spec.temperature)[0]
+        )
         gap = float(np.sqrt(np.mean((zv["mean"] - m_th) ** 2)))
         assert gap > 5 * float(np.sqrt(np.mean(zv["mcse"] ** 2)))  # resolved, not Monte Carlo noise
         gaps.append(gap)

@@ -51,8 +51,9 @@ def run(args) -> int:
         paths = compare_plots(theory, rows, out)
     table = format_table(rows)
     (out / "compare.txt").write_text(table + "\n")
-    (out / "compare.json").write_text(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")}
-                                                  for r in rows], indent=2))
+    (out / "compare.json").write_text(
+        json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows], indent=2)
+    )
     print(table)
     print(f"wrote {out / 'compare.txt'}, {out / 'compare.json'}, " + ", ".join(p.name for p in paths))
     if not all(r["theory_ok"] for r in rows):

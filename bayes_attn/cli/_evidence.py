@@ -48,15 +48,27 @@ def run(args) -> int:
         sad = log_evidence(task, spec)
     for w in caught:
         print(f"warning: {w.message}")
-    out = {"log_evidence_saddle": sad.log_evidence, "saddle_terms": sad.as_dict(),
-           "solver_ok": bool(sad.solution.status.ok), "widths": list(spec.widths), "temperature": spec.temperature,
-           "P": task.n_train, "config": cfg.text}
+    out = {
+        "log_evidence_saddle": sad.log_evidence,
+        "saddle_terms": sad.as_dict(),
+        "solver_ok": bool(sad.solution.status.ok),
+        "widths": list(spec.widths),
+        "temperature": spec.temperature,
+        "P": task.n_train,
+        "config": cfg.text,
+    }
     msg = f"saddle-point log evidence {sad.log_evidence:.6f}"
     if args.exact:
-        ex = exact_log_evidence(task, spec, n_pairs=args.pairs, seed=args.seed, solution=sad.solution,
-                                progress=not args.no_progress)
-        out.update(log_evidence_exact=ex.log_evidence, log_evidence_exact_mcse=ex.mcse, exact_ess=ex.ess,
-                   exact_draws=ex.n_draws, exact_laplace_at_mode=ex.laplace_at_mode)
+        ex = exact_log_evidence(
+            task, spec, n_pairs=args.pairs, seed=args.seed, solution=sad.solution, progress=not args.no_progress
+        )
+        out.update(
+            log_evidence_exact=ex.log_evidence,
+            log_evidence_exact_mcse=ex.mcse,
+            exact_ess=ex.ess,
+            exact_draws=ex.n_draws,
+            exact_laplace_at_mode=ex.laplace_at_mode,
+        )
         msg += f"; exact {ex.log_evidence:.6f} +- {ex.mcse:.2e} (ESS {ex.ess:.0f} of {ex.n_draws})"
     atomic_write_json(args.out, out, field="--out")
     print(f"wrote {args.out}: {msg}")

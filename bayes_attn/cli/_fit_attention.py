@@ -19,8 +19,14 @@ from pathlib import Path
 
 
 #: the library's names of the settings this command passes on, and their flags
-FLAGS = {"steps": "--steps", "lr": "--lr", "n_pairs": "--pairs", "eval_every": "--eval-every",
-         "prior_scale": "--prior-scale", "basis": "--basis"}
+FLAGS = {
+    "steps": "--steps",
+    "lr": "--lr",
+    "n_pairs": "--pairs",
+    "eval_every": "--eval-every",
+    "prior_scale": "--prior-scale",
+    "basis": "--basis",
+}
 
 
 def register(sub) -> None:
@@ -34,12 +40,19 @@ def register(sub) -> None:
     p.add_argument("--eval-every", type=int, default=10, help="validation accuracy every this many steps")
     p.add_argument("--seed-val", type=int, default=71, help="seed of the Markov validation sequences")
     p.add_argument("--n-val", type=int, default=1000, help="Markov validation sequences")
-    p.add_argument("--prior-scale", type=float, default=None,
-                   help="Gaussian hyperprior N(0, S^2) on every attention parameter (type-II MAP, docs/evidence.md "
-                        "eq. (E5)); default none (type-II maximum likelihood)")
-    p.add_argument("--basis", default=None,
-                   help=".npy file with an (n0, m) matrix of full column rank: the attention reads only the token "
-                        "directions of its columns (docs/evidence.md §5)")
+    p.add_argument(
+        "--prior-scale",
+        type=float,
+        default=None,
+        help="Gaussian hyperprior N(0, S^2) on every attention parameter (type-II MAP, docs/evidence.md "
+        "eq. (E5)); default none (type-II maximum likelihood)",
+    )
+    p.add_argument(
+        "--basis",
+        default=None,
+        help=".npy file with an (n0, m) matrix of full column rank: the attention reads only the token "
+        "directions of its columns (docs/evidence.md §5)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -70,13 +83,24 @@ def run(args) -> int:
     import jax.numpy as jnp
 
     from .._errors import nonnegative_int, positive, renamed, require
-    from ..theory import TheoryWarning, attention_params, check_basis, check_fit_settings, check_widths, \
-        fit_attention, project_attention, solve, theory_accuracy, with_attention
+    from ..theory import (
+        TheoryWarning,
+        attention_params,
+        check_basis,
+        check_fit_settings,
+        check_widths,
+        fit_attention,
+        project_attention,
+        solve,
+        theory_accuracy,
+        with_attention,
+    )
     from .._io import atomic_savez, atomic_write_json
     from ._evidence import load_run_config
 
-    settings = dict(steps=args.steps, lr=args.lr, n_pairs=args.pairs, eval_every=args.eval_every,
-                    prior_scale=args.prior_scale)
+    settings = dict(
+        steps=args.steps, lr=args.lr, n_pairs=args.pairs, eval_every=args.eval_every, prior_scale=args.prior_scale
+    )
     with renamed(FLAGS):  # the library checks its own settings (and the basis), named by its flags here
         check_fit_settings(**settings)
     positive(args.n_val, "--n-val", integer=True)
@@ -115,20 +139,34 @@ def run(args) -> int:
         "val_accuracy": [e["val_accuracy"] for e in h],
         "log_prior": [e["log_prior"] for e in h],
         "objective": [e["objective"] for e in h],
-        "test_accuracy_initial": acc0, "test_accuracy_final": acc1,
-        "best_step": res.best_step, "message": res.message, "diverged": res.diverged,
-        "settings": {"steps": args.steps, "lr": args.lr, "exact": args.exact, "pairs": args.pairs,
-                     "prior_scale": args.prior_scale, "basis": args.basis,
-                     "basis_shape": None if basis is None else list(basis.shape),
-                     "optimizer": "optax.adam", "widths": list(spec.widths), "temperature": spec.temperature,
-                     "styles": [layer.style for layer in task.layers],
-                     "rank": [int(layer.params["Q"].shape[1]) if layer.style == "qk" else None for layer in task.layers],
-                     "validation": None if val is None else len(val[1]), "config": cfg.text},
+        "test_accuracy_initial": acc0,
+        "test_accuracy_final": acc1,
+        "best_step": res.best_step,
+        "message": res.message,
+        "diverged": res.diverged,
+        "settings": {
+            "steps": args.steps,
+            "lr": args.lr,
+            "exact": args.exact,
+            "pairs": args.pairs,
+            "prior_scale": args.prior_scale,
+            "basis": args.basis,
+            "basis_shape": None if basis is None else list(basis.shape),
+            "optimizer": "optax.adam",
+            "widths": list(spec.widths),
+            "temperature": spec.temperature,
+            "styles": [layer.style for layer in task.layers],
+            "rank": [int(layer.params["Q"].shape[1]) if layer.style == "qk" else None for layer in task.layers],
+            "validation": None if val is None else len(val[1]),
+            "config": cfg.text,
+        },
     }
     atomic_write_json(out.with_suffix(".json"), summary, field="--out")
-    print(f"wrote {out} and {out.with_suffix('.json')}: log evidence {h[0]['log_evidence']:.4f} -> "
-          f"{h[res.best_step]['log_evidence']:.4f} (best step {res.best_step}); theory test accuracy "
-          f"{100 * acc0:.1f}% -> {100 * acc1:.1f}%; {res.message}")
+    print(
+        f"wrote {out} and {out.with_suffix('.json')}: log evidence {h[0]['log_evidence']:.4f} -> "
+        f"{h[res.best_step]['log_evidence']:.4f} (best step {res.best_step}); theory test accuracy "
+        f"{100 * acc0:.1f}% -> {100 * acc1:.1f}%; {res.message}"
+    )
     if res.diverged:
         print(f"error: fit-attention {res.message}; kept the best bundle (step {res.best_step})", file=sys.stderr)
         return 1

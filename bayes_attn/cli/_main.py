@@ -53,9 +53,13 @@ def _add_cpus_option(parser: argparse.ArgumentParser) -> None:
         for child in dict.fromkeys(subs[0].choices.values()):
             _add_cpus_option(child)
         return
-    parser.add_argument("--cpus", default=None, metavar="N|all",
-                        help=f"cores to use: claim the N least-loaded free cores and pin to them, or all "
-                             f"(default: ${CPUS_ENV}, else {parser.get_default('cpus_default') or 1})")
+    parser.add_argument(
+        "--cpus",
+        default=None,
+        metavar="N|all",
+        help=f"cores to use: claim the N least-loaded free cores and pin to them, or all "
+        f"(default: ${CPUS_ENV}, else {parser.get_default('cpus_default') or 1})",
+    )
 
 
 def cpus_wanted(value, default, usable: int) -> int:
@@ -75,19 +79,22 @@ def cpus_wanted(value, default, usable: int) -> int:
     except ValueError:
         n = 0
     if not 1 <= n <= usable:
-        raise InputError(f"{name}: must be 'all' or an integer from 1 to {usable} (the cores this process may "
-                         f"use), got {value!r}")
+        raise InputError(
+            f"{name}: must be 'all' or an integer from 1 to {usable} (the cores this process may use), got {value!r}"
+        )
     return n
 
 
 def _one_line_config_warnings(show):
     """``warnings.showwarning`` that prints a :class:`FutureWarning` (a deprecated config spelling) as one
     ``warning: ...`` line, and a :class:`~bayes_attn.ConfigWarning` too; every other warning goes to ``show``."""
+
     def showwarning(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, (FutureWarning, ConfigWarning)):
             print(f"warning: {message}", file=sys.stderr)
         else:
             show(message, category, filename, lineno, file, line)
+
     return showwarning
 
 

@@ -60,36 +60,70 @@ def register(sub) -> None:
     f.add_argument("--format", dest="fmt", help="alignment: fasta, a2m, a3m or stockholm (default: from the name)")
     f.add_argument("--max-gap-column", type=float, help="alignment: drop columns with a larger gap fraction")
     f.add_argument("--max-gap-sequence", type=float, help="alignment: drop sequences with a larger gap fraction")
-    f.add_argument("--theta", type=float, help="sequence reweighting at this identity (default 0.8 for "
-                   "alignments, none for DATA.npz)")
-    f.add_argument("--dtype", choices=("float32", "float64"), help="precision (default float32 for alignments, "
-                   "float64 for DATA.npz)")
-    f.add_argument("--init-from", dest="init_from", help="alignment, factored: start from the best sum of --heads "
-                   "Kronecker products of the couplings of this FIT.npz (e.g. a plmDCA fit)")
+    f.add_argument(
+        "--theta",
+        type=float,
+        help="sequence reweighting at this identity (default 0.8 for alignments, none for DATA.npz)",
+    )
+    f.add_argument(
+        "--dtype",
+        choices=("float32", "float64"),
+        help="precision (default float32 for alignments, float64 for DATA.npz)",
+    )
+    f.add_argument(
+        "--init-from",
+        dest="init_from",
+        help="alignment, factored: start from the best sum of --heads "
+        "Kronecker products of the couplings of this FIT.npz (e.g. a plmDCA fit)",
+    )
     f.add_argument("--model", default="factored", choices=MODELS)
     f.add_argument("--out", required=True, help="output FIT.npz (report in FIT.json)")
-    f.add_argument("--lam", type=float, nargs="+", action="extend",
-                   help="L2 weights (several: every one fitted, chosen on validation PL; default: the grid "
-                        "1e-3 3e-4 ... 1e-6, its lambda path stopped once the validation PL rises; plmDCA 5e-4)")
-    f.add_argument("--heads", type=int, nargs="+", action="extend",
-                   help="attention heads (several: chosen on validation PL; default 1)")
+    f.add_argument(
+        "--lam",
+        type=float,
+        nargs="+",
+        action="extend",
+        help="L2 weights (several: every one fitted, chosen on validation PL; default: the grid "
+        "1e-3 3e-4 ... 1e-6, its lambda path stopped once the validation PL rises; plmDCA 5e-4)",
+    )
+    f.add_argument(
+        "--heads",
+        type=int,
+        nargs="+",
+        action="extend",
+        help="attention heads (several: chosen on validation PL; default 1)",
+    )
     g = f.add_mutually_exclusive_group()
-    g.add_argument("--fields", dest="fields", action="store_const", const="on",
-                   help="per-site fields b_i(a) on (default for factored/softmax: fit with and without, "
-                        "keep the better validation PL)")
+    g.add_argument(
+        "--fields",
+        dest="fields",
+        action="store_const",
+        const="on",
+        help="per-site fields b_i(a) on (default for factored/softmax: fit with and without, "
+        "keep the better validation PL)",
+    )
     g.add_argument("--no-fields", dest="fields", action="store_const", const="off", help="no per-site fields")
-    f.add_argument("--lam-fields", type=float, dest="lam_fields",
-                   help="L2 weight on the fields of factored/softmax fits (default 1e-5; docs/potts_choices.md)")
+    f.add_argument(
+        "--lam-fields",
+        type=float,
+        dest="lam_fields",
+        help="L2 weight on the fields of factored/softmax fits (default 1e-5; docs/potts_choices.md)",
+    )
     f.add_argument("--C", type=int, dest="C", help="number of colours (default: from the data)")
     f.add_argument("--layers", type=int, default=2, help="transformer layers")
     f.add_argument("--d-model", type=int, default=32)
     f.add_argument("--steps", type=int, default=3000, help="transformer steps")
-    f.add_argument("--max-iter", type=int, help="L-BFGS iterations (default 3000 for DATA.npz; for alignments the "
-                   "protein defaults, docs/potts_proteins.md)")
+    f.add_argument(
+        "--max-iter",
+        type=int,
+        help="L-BFGS iterations (default 3000 for DATA.npz; for alignments the "
+        "protein defaults, docs/potts_proteins.md)",
+    )
     f.add_argument("--seed", type=int, default=0)
     f.set_defaults(func=run_fit, fields=None, cpus_default="all")  # large matrix products
-    c = ps.add_parser("contacts", help="contact scores of a fit (APC-corrected Frobenius norms), precision "
-                      "against a structure")
+    c = ps.add_parser(
+        "contacts", help="contact scores of a fit (APC-corrected Frobenius norms), precision against a structure"
+    )
     c.add_argument("fit", help="FIT.npz of `potts fit`")
     c.add_argument("--out", required=True, help="scores CSV (every pair ranked; report in the .json beside it)")
     c.add_argument("--structure", help="PDB or mmCIF file of the focus protein")
@@ -126,8 +160,10 @@ def run_sample(args) -> int:
     tun, rep = info.get("tuning"), info["equilibration"]
     if tun and not tun["reached"]:
         print(f"warning: bisection stopped at D={tun['D']:.4f}, outside target {cfg.target_D} +- {cfg.tol_D}")
-    print(f"beta={float(d['beta']):.4f} D={rep['D']:.4f} energy/site={rep['energy_per_site']:.4f} "
-          f"equilibration {'PASS' if rep['passed'] else 'FAIL: ' + '; '.join(rep['failures'])}")
+    print(
+        f"beta={float(d['beta']):.4f} D={rep['D']:.4f} energy/site={rep['energy_per_site']:.4f} "
+        f"equilibration {'PASS' if rep['passed'] else 'FAIL: ' + '; '.join(rep['failures'])}"
+    )
     pt.atomic_savez(args.out, field="--out", **d)
     return 0
 
@@ -161,8 +197,9 @@ def _splits(d, C_opt):
     else:
         C = hi
     if "U" in d:
-        require(np.ndim(d["U"]) == 2 and np.shape(d["U"])[0] == C, "C",
-                f"is {C} but DATA's U has shape {np.shape(d['U'])}")
+        require(
+            np.ndim(d["U"]) == 2 and np.shape(d["U"])[0] == C, "C", f"is {C} but DATA's U has shape {np.shape(d['U'])}"
+        )
     s = check_sequences(s, C, L, "sequences", min_rows=2)
     val = check_sequences(others["val_sequences"], C, L, "val_sequences") if "val_sequences" in others else None
     test = check_sequences(others["test_sequences"], C, L, "test_sequences") if "test_sequences" in others else None
@@ -187,14 +224,21 @@ def _check_options(args):
     for h in heads:
         positive(h, "heads", integer=True)
     if args.lam_fields is not None:
-        require(args.model in ("factored", "softmax"), "lam-fields", "only factored and softmax fits have a field "
-                "weight of their own")
-        require(bool(np.isfinite(args.lam_fields)) and args.lam_fields >= 0, "lam-fields",
-                f"must be >= 0, got {args.lam_fields}")
+        require(
+            args.model in ("factored", "softmax"),
+            "lam-fields",
+            "only factored and softmax fits have a field weight of their own",
+        )
+        require(
+            bool(np.isfinite(args.lam_fields)) and args.lam_fields >= 0,
+            "lam-fields",
+            f"must be >= 0, got {args.lam_fields}",
+        )
         require(args.fields != "off", "lam-fields", "given with --no-fields")
     if args.model == "transformer":
-        require(args.fields is None, "fields", "the transformer has no per-site fields (use factored, softmax "
-                "or plmdca)")
+        require(
+            args.fields is None, "fields", "the transformer has no per-site fields (use factored, softmax or plmdca)"
+        )
         require(len(heads) == 1, "heads", "the transformer takes one value")
     if args.model == "plmdca":
         require(args.fields != "off", "fields", "plmDCA always fits fields")
@@ -220,8 +264,11 @@ def _is_npz(path) -> bool:
 
 def _show(e):
     head = "" if e.get("model") == "plmdca" else f"heads={e['heads']} fields={'on' if e['fields'] else 'off'} "
-    print(f"{head}lam={e['lam']:g}: val PL {e['val_nll']:.5f}  {e['fit']['reason']} in {e['fit']['iterations']} it., "
-          f"grad {e['fit']['grad_norm']:.1e}", flush=True)
+    print(
+        f"{head}lam={e['lam']:g}: val PL {e['val_nll']:.5f}  {e['fit']['reason']} in {e['fit']['iterations']} it., "
+        f"grad {e['fit']['grad_norm']:.1e}",
+        flush=True,
+    )
 
 
 def run_fit(args) -> int:
@@ -235,8 +282,11 @@ def run_fit(args) -> int:
 
     heads, fields = _check_options(args)
     for name in ("focus", "max_gap_column", "max_gap_sequence", "fmt", "init_from"):
-        require(getattr(args, name) is None, name.replace("_", "-").replace("fmt", "format"),
-                "applies to alignments, not to DATA.npz")
+        require(
+            getattr(args, name) is None,
+            name.replace("_", "-").replace("fmt", "format"),
+            "applies to alignments, not to DATA.npz",
+        )
     d = _load_data(args.data)
     s, val, test, C = _splits(d, args.C)
     L = s.shape[1]
@@ -255,22 +305,34 @@ def run_fit(args) -> int:
         cfg = pt.TransformerConfig(L, C, d_model=args.d_model, layers=args.layers, steps=args.steps, heads=heads[0])
         params, hist = pt.fit_transformer(key, s, val, cfg)
         report["history"] = hist
-        report.update(pt.fa_metrics(params, model, data,
-                                    nll=lambda x: pt.transformer_pl_loss(params, x, cfg.heads)))
+        report.update(pt.fa_metrics(params, model, data, nll=lambda x: pt.transformer_pl_loss(params, x, cfg.heads)))
     else:
         plm = args.model == "plmdca"
-        settings = pt.data_settings(args.model, lams=args.lam, heads=heads, fields=fields,
-                                    lam_fields=args.lam_fields, max_iter=args.max_iter, dtype=args.dtype)
-        res = pt.fit_scan(key, s, val, C, settings, weights=w, val_weights=wv,
-                          progress=lambda e: _show({**e, "model": args.model}))
+        settings = pt.data_settings(
+            args.model,
+            lams=args.lam,
+            heads=heads,
+            fields=fields,
+            lam_fields=args.lam_fields,
+            max_iter=args.max_iter,
+            dtype=args.dtype,
+        )
+        res = pt.fit_scan(
+            key, s, val, C, settings, weights=w, val_weights=wv, progress=lambda e: _show({**e, "model": args.model})
+        )
         params, best, scan = res.params, res.best, res.entries
-        report.update(chosen={k: best[k] for k in ("heads", "fields", "lam")}, fit=best["fit"], scan=scan,
-                      choice="smallest validation PL over the scan")
+        report.update(
+            chosen={k: best[k] for k in ("heads", "fields", "lam")},
+            fit=best["fit"],
+            scan=scan,
+            choice="smallest validation PL over the scan",
+        )
         if plm:
             report["chosen"] = {"lam": best["lam"], "fields": True}
         if len(fields) == 2:
             report["fields_comparison"] = {
-                ("with" if f else "without"): min(e["val_nll"] for e in scan if e["fields"] == f) for f in fields}
+                ("with" if f else "without"): min(e["val_nll"] for e in scan if e["fields"] == f) for f in fields
+            }
         K, b = pt.couplings_and_fields(params)
         out["couplings"] = K
         if b is not None:
@@ -281,8 +343,7 @@ def run_fit(args) -> int:
         report.update(pt.fa_metrics(params, model, data))
     pt.atomic_savez(args.out, field="--out", **out)
     pt.atomic_write_json(Path(args.out).with_suffix(".json"), report, field="--out")
-    print(json.dumps({k: v for k, v in report.items() if k not in ("history", "scan", "fit", "gauge")},
-                     default=float))
+    print(json.dumps({k: v for k, v in report.items() if k not in ("history", "scan", "fit", "gauge")}, default=float))
     return 0
 
 

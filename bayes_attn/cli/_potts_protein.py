@@ -24,8 +24,8 @@ from .._errors import InputError, renamed, require
 
 def _iteration_line(t0):
     def show(it, value, gn):
-        print(f"  iteration {it:4d}: objective {value:.6f}  gradient {gn:.2e}  ({time.time() - t0:.0f} s)",
-              flush=True)
+        print(f"  iteration {it:4d}: objective {value:.6f}  gradient {gn:.2e}  ({time.time() - t0:.0f} s)", flush=True)
+
     return show
 
 
@@ -40,89 +40,153 @@ def run_fit_alignment(args) -> int:
 
     from .. import potts as pt
 
-    require(args.model in pt.FIT_MODELS, "model", f"{args.model} cannot fit an alignment (use plmdca, factored "
-            "or softmax)")
+    require(
+        args.model in pt.FIT_MODELS, "model", f"{args.model} cannot fit an alignment (use plmdca, factored or softmax)"
+    )
     require(args.C is None, "C", "is set by --alphabet for alignments")
     theta = pt.check_theta(pt.THETA if args.theta is None else args.theta, "theta")
     t0 = time.time()
-    aln = pt.read_alignment(args.data, alphabet=args.alphabet, focus=args.focus, fmt=args.fmt,
-                            max_gap_column=args.max_gap_column, max_gap_sequence=args.max_gap_sequence)
+    aln = pt.read_alignment(
+        args.data,
+        alphabet=args.alphabet,
+        focus=args.focus,
+        fmt=args.fmt,
+        max_gap_column=args.max_gap_column,
+        max_gap_sequence=args.max_gap_sequence,
+    )
     require(aln.M >= 2, Path(args.data).name, f"needs >= 2 sequences, got {aln.M}")
     rep = aln.report
-    print(f"{rep['file']}: {rep['format']}, {rep['sequences_read']} sequences x {rep['match_columns']} match "
-          f"columns -> M = {aln.M}, L = {aln.L}"
-          + (f" (focus {aln.focus_id})" if aln.focus_id else "")
-          + (f"; {rep['unknown_letters_to_gap']} unknown letters read as gaps" if rep["unknown_letters_to_gap"] else "")
-          + (f"; {rep['columns_dropped_gaps']} gappy columns dropped" if "columns_dropped_gaps" in rep else "")
-          + (f"; {rep['sequences_dropped_gaps']} gappy sequences dropped" if "sequences_dropped_gaps" in rep else ""),
-          flush=True)
+    print(
+        f"{rep['file']}: {rep['format']}, {rep['sequences_read']} sequences x {rep['match_columns']} match "
+        f"columns -> M = {aln.M}, L = {aln.L}"
+        + (f" (focus {aln.focus_id})" if aln.focus_id else "")
+        + (f"; {rep['unknown_letters_to_gap']} unknown letters read as gaps" if rep["unknown_letters_to_gap"] else "")
+        + (f"; {rep['columns_dropped_gaps']} gappy columns dropped" if "columns_dropped_gaps" in rep else "")
+        + (f"; {rep['sequences_dropped_gaps']} gappy sequences dropped" if "sequences_dropped_gaps" in rep else ""),
+        flush=True,
+    )
     tw = time.time()
     w = pt.sequence_weights(aln.sequences, theta)
     M_eff = float(w.sum())
     print(f"reweighting at identity {theta:g}: M_eff = {M_eff:.1f} of {aln.M} ({time.time() - tw:.1f} s)", flush=True)
-    defaults = pt.protein_settings(args.model, aln.L, M_eff,
-                                   heads=args.heads[0] if args.heads and len(args.heads) == 1 else None)
+    defaults = pt.protein_settings(
+        args.model, aln.L, M_eff, heads=args.heads[0] if args.heads and len(args.heads) == 1 else None
+    )
     if args.model == "plmdca":
         require(not args.heads or args.heads == [1], "heads", "plmDCA has no heads")
         require(args.fields != "off", "fields", "plmDCA always fits fields")
-    settings = replace(defaults, lams=tuple(args.lam) if args.lam else defaults.lams,
-                       heads=tuple(args.heads) if (args.heads and args.model != "plmdca") else defaults.heads,
-                       fields={"on": (True,), "off": (False,), None: defaults.fields}[args.fields],
-                       lam_fields=defaults.lam_fields if args.lam_fields is None else args.lam_fields,
-                       max_iter=defaults.max_iter if args.max_iter is None else args.max_iter,
-                       dtype=args.dtype or defaults.dtype)
+    settings = replace(
+        defaults,
+        lams=tuple(args.lam) if args.lam else defaults.lams,
+        heads=tuple(args.heads) if (args.heads and args.model != "plmdca") else defaults.heads,
+        fields={"on": (True,), "off": (False,), None: defaults.fields}[args.fields],
+        lam_fields=defaults.lam_fields if args.lam_fields is None else args.lam_fields,
+        max_iter=defaults.max_iter if args.max_iter is None else args.max_iter,
+        dtype=args.dtype or defaults.dtype,
+    )
     init = None
     if args.init_from:
         require(args.model == "factored", "init-from", "starts factored attention only")
         prev = _load_fit(args.init_from)
-        require(prev["couplings"].shape == (aln.L, aln.L, aln.C, aln.C), "init-from",
-                f"{Path(args.init_from).name} has couplings of shape {prev['couplings'].shape}, this alignment "
-                f"needs {(aln.L, aln.L, aln.C, aln.C)}")
+        require(
+            prev["couplings"].shape == (aln.L, aln.L, aln.C, aln.C),
+            "init-from",
+            f"{Path(args.init_from).name} has couplings of shape {prev['couplings'].shape}, this alignment "
+            f"needs {(aln.L, aln.L, aln.C, aln.C)}",
+        )
         init = pt.fa_from_couplings(prev["couplings"], prev.get("fields"), settings.heads[0])
         settings = replace(settings, profile_fields=False)
     key = jax.random.PRNGKey(args.seed)
-    report = {"model": args.model, "init_from": args.init_from, "alignment": rep, "L": aln.L, "C": aln.C, "M": aln.M, "theta": theta,
-              "M_eff": M_eff, "settings": asdict(settings), "defaults": "protein_settings (docs/potts_proteins.md §4)"}
+    report = {
+        "model": args.model,
+        "init_from": args.init_from,
+        "alignment": rep,
+        "L": aln.L,
+        "C": aln.C,
+        "M": aln.M,
+        "theta": theta,
+        "M_eff": M_eff,
+        "settings": asdict(settings),
+        "defaults": "protein_settings (docs/potts_proteins.md §4)",
+    }
     n_candidates = len(settings.lams) * (1 if args.model == "plmdca" else len(settings.heads) * len(settings.fields))
     if n_candidates > 1:
         tr, va = pt.split_validation(aln.sequences, theta, seed=args.seed)
-        print(f"validation scan over {n_candidates} candidates: {len(tr)} training and {len(va)} validation "
-              f"sequences ({aln.M - len(tr) - len(va)} near-duplicates of validation rows left out)", flush=True)
-        res = pt.fit_scan(key, aln.sequences[tr], aln.sequences[va], aln.C, settings, weights=w[tr],
-                          val_weights=w[va], progress=_scan_line, iteration=_iteration_line(t0))
+        print(
+            f"validation scan over {n_candidates} candidates: {len(tr)} training and {len(va)} validation "
+            f"sequences ({aln.M - len(tr) - len(va)} near-duplicates of validation rows left out)",
+            flush=True,
+        )
+        res = pt.fit_scan(
+            key,
+            aln.sequences[tr],
+            aln.sequences[va],
+            aln.C,
+            settings,
+            weights=w[tr],
+            val_weights=w[va],
+            progress=_scan_line,
+            iteration=_iteration_line(t0),
+        )
         b = res.best
         settings = replace(settings, lams=(b["lam"],), heads=(b["heads"],), fields=(b["fields"],))
-        report["scan"] = {"entries": res.entries, "n_train": int(len(tr)), "n_val": int(len(va)),
-                          "choice": "smallest weighted validation PL; then refitted on all sequences"}
+        report["scan"] = {
+            "entries": res.entries,
+            "n_train": int(len(tr)),
+            "n_val": int(len(va)),
+            "choice": "smallest weighted validation PL; then refitted on all sequences",
+        }
     print(f"fitting {args.model} on all {aln.M} sequences ({settings.dtype})", flush=True)
     tf = time.time()
-    res = pt.fit_scan(key, aln.sequences, aln.sequences[:0], aln.C, settings, weights=w, init=init,
-                      iteration=_iteration_line(t0))
+    res = pt.fit_scan(
+        key, aln.sequences, aln.sequences[:0], aln.C, settings, weights=w, init=init, iteration=_iteration_line(t0)
+    )
     params, fit = res.params, res.best["fit"]
-    print(f"{fit['reason']} after {fit['iterations']} iterations, gradient {fit['grad_norm']:.1e} "
-          f"({time.time() - tf:.0f} s)", flush=True)
+    print(
+        f"{fit['reason']} after {fit['iterations']} iterations, gradient {fit['grad_norm']:.1e} "
+        f"({time.time() - tf:.0f} s)",
+        flush=True,
+    )
     K, b = pt.couplings_and_fields(params)
-    out = {"couplings": np.asarray(K, np.float32), "alphabet": np.str_(aln.alphabet),
-           "focus_id": np.str_(aln.focus_id), "focus_sequence": np.str_(aln.focus_sequence),
-           "residues": aln.residues, "weights": w, "M_eff": np.float64(M_eff)}
+    out = {
+        "couplings": np.asarray(K, np.float32),
+        "alphabet": np.str_(aln.alphabet),
+        "focus_id": np.str_(aln.focus_id),
+        "focus_sequence": np.str_(aln.focus_sequence),
+        "residues": aln.residues,
+        "weights": w,
+        "M_eff": np.float64(M_eff),
+    }
     if b is not None:
         out["fields"] = np.asarray(b, np.float32)
     if args.model != "plmdca":
         out["A"] = np.asarray(pt.fa_attention(params), np.float32)
         out["V"] = np.asarray(params.V, np.float32)
-    report.update(chosen={k: res.best[k] for k in ("heads", "fields", "lam")}, fit=fit,
-                  train_pl=pt.pl_value(params, aln.sequences, w), seconds=time.time() - t0,
-                  fit_seconds=time.time() - tf, peak_rss_mb=_peak_rss_mb())
+    report.update(
+        chosen={k: res.best[k] for k in ("heads", "fields", "lam")},
+        fit=fit,
+        train_pl=pt.pl_value(params, aln.sequences, w),
+        seconds=time.time() - t0,
+        fit_seconds=time.time() - tf,
+        peak_rss_mb=_peak_rss_mb(),
+    )
     pt.atomic_savez(args.out, field="--out", **out)
     pt.atomic_write_json(Path(args.out).with_suffix(".json"), report, field="--out")
-    print(json.dumps({k: report[k] for k in ("model", "L", "M", "M_eff", "chosen", "train_pl", "seconds",
-                                             "peak_rss_mb")}, default=float))
+    print(
+        json.dumps(
+            {k: report[k] for k in ("model", "L", "M", "M_eff", "chosen", "train_pl", "seconds", "peak_rss_mb")},
+            default=float,
+        )
+    )
     return 0
 
 
 def _scan_line(e):
-    print(f"heads={e['heads']} fields={'on' if e['fields'] else 'off'} lam={e['lam']:g}: weighted val PL "
-          f"{e['val_nll']:.5f}  {e['fit']['reason']} in {e['fit']['iterations']} it.", flush=True)
+    print(
+        f"heads={e['heads']} fields={'on' if e['fields'] else 'off'} lam={e['lam']:g}: weighted val PL "
+        f"{e['val_nll']:.5f}  {e['fit']['reason']} in {e['fit']['iterations']} it.",
+        flush=True,
+    )
 
 
 def _load_fit(path) -> dict:
@@ -135,8 +199,11 @@ def _load_fit(path) -> dict:
         raise InputError(f"fit: cannot read {p.name} as .npz ({type(exc).__name__})") from None
     require("couplings" in arrays, "fit", f"{p.name} has no `couplings` array")
     K = arrays["couplings"]
-    require(K.ndim == 4 and K.shape[0] == K.shape[1] and K.shape[2] == K.shape[3], "fit",
-            f"`couplings` must have shape (L, L, C, C), got {K.shape}")
+    require(
+        K.ndim == 4 and K.shape[0] == K.shape[1] and K.shape[2] == K.shape[3],
+        "fit",
+        f"`couplings` must have shape (L, L, C, C), got {K.shape}",
+    )
     return arrays
 
 
@@ -152,8 +219,13 @@ def run_contacts(args) -> int:
     require(len(residues) == L, "fit", f"`residues` has {len(residues)} entries for L = {L}")
     scores = pt.contact_scores(K, gap)
     ranked = pt.ranked_pairs(scores, residues)
-    report = {"fit": Path(args.fit).name, "L": int(L), "C": int(C), "gap_state": gap,
-              "score": "APC-corrected Frobenius norm of the symmetrised zero-sum couplings without the gap state"}
+    report = {
+        "fit": Path(args.fit).name,
+        "L": int(L),
+        "C": int(C),
+        "gap_state": gap,
+        "score": "APC-corrected Frobenius norm of the symmetrised zero-sum couplings without the gap state",
+    }
     dist = contacts = known = None
     title = f"{Path(args.fit).stem}: top L pairs"
     if args.structure:
@@ -166,14 +238,20 @@ def run_contacts(args) -> int:
         report["structure"] = {"file": Path(args.structure).name, **srep}
         for name, sep in (("precision", pt.MIN_SEPARATION), ("precision_long_range", pt.LONG_RANGE)):
             report[name] = pt.precision_at(scores, contacts, known, residues, min_separation=sep)
-        print(f"structure {Path(args.structure).name} chain {chain}: {srep['aligned']} of {L} focus residues "
-              f"aligned, identity {srep['identity']:.0%}, {srep['unresolved']} unresolved, "
-              f"{len(srep['mismatches'])} mismatches", flush=True)
+        print(
+            f"structure {Path(args.structure).name} chain {chain}: {srep['aligned']} of {L} focus residues "
+            f"aligned, identity {srep['identity']:.0%}, {srep['unresolved']} unresolved, "
+            f"{len(srep['mismatches'])} mismatches",
+            flush=True,
+        )
         for name, sep in (("precision", pt.MIN_SEPARATION), ("precision_long_range", pt.LONG_RANGE)):
             cuts = report[name]["cuts"]
-            print(f"|i-j| >= {sep:2d}: " + "  ".join(f"top {c} ({v['k']}): {v['precision']:.3f}"
-                                                     for c, v in cuts.items())
-                  + f"  (random {report[name]['baseline']:.3f})", flush=True)
+            print(
+                f"|i-j| >= {sep:2d}: "
+                + "  ".join(f"top {c} ({v['k']}): {v['precision']:.3f}" for c, v in cuts.items())
+                + f"  (random {report[name]['baseline']:.3f})",
+                flush=True,
+            )
         title += f" vs {Path(args.structure).name} {chain}"
     if args.plot:
         with renamed({"path": "--plot"}):
@@ -182,8 +260,13 @@ def run_contacts(args) -> int:
     wr = csv.writer(buf, lineterminator="\n")
     wr.writerow(["rank", "i", "j", "separation", "score"] + (["distance", "contact"] if dist is not None else []))
     for k in range(ranked["rank"].size):
-        row = [int(ranked["rank"][k]), int(ranked["res_i"][k]), int(ranked["res_j"][k]), int(ranked["separation"][k]),
-               f"{ranked['score'][k]:.6g}"]
+        row = [
+            int(ranked["rank"][k]),
+            int(ranked["res_i"][k]),
+            int(ranked["res_j"][k]),
+            int(ranked["separation"][k]),
+            f"{ranked['score'][k]:.6g}",
+        ]
         if dist is not None:
             dij = dist[ranked["i"][k], ranked["j"][k]]
             row += ["" if np.isnan(dij) else f"{dij:.2f}", "" if np.isnan(dij) else int(dij < pt.CONTACT_CUTOFF)]

@@ -18,7 +18,6 @@ def run(args) -> int:
     from ..diagnostics import Thresholds
     from ..diagnostics._report import write_report
 
-    out = write_report(args.run, args.out, args.theory,
-                       Thresholds(args.rhat_max, args.ess_bulk_min, args.ess_tail_min))
+    out = write_report(args.run, args.out, args.theory, Thresholds(args.rhat_max, args.ess_bulk_min, args.ess_tail_min))
     print(f"wrote {out}")
     return 0

@@ -18,8 +18,11 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="output .nc file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--quiet", action="store_true", help="do not print the diagnostics summary")
-    p.add_argument("--resume", action="store_true",
-                   help="continue an interrupted run from OUT.ckpt.npz: the same draws as an uninterrupted run")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run from OUT.ckpt.npz: the same draws as an uninterrupted run",
+    )
     p.set_defaults(func=run)
 
 
@@ -52,8 +55,9 @@ def run(args) -> int:
         dt = sample(task, spec, sampler, config_text=cfg.text, checkpoint=ckpt, resume=args.resume, basis=cfg.basis())
     except KeyboardInterrupt:
         if ckpt.is_file():
-            print(f"interrupted; resume with: bayes-attn sample {args.config} --out {args.out} --resume",
-                  file=sys.stderr)
+            print(
+                f"interrupted; resume with: bayes-attn sample {args.config} --out {args.out} --resume", file=sys.stderr
+            )
         raise
     write_run(dt, args.out)
     ckpt.unlink(missing_ok=True)

@@ -16,9 +16,13 @@ def register(sub) -> None:
     p.add_argument("config", help="TOML run config with a [sweep] table")
     p.add_argument("--out", required=True, help="output folder (cells/ and sweep.nc)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--workers", type=int, default=None,
-                   help="worker processes of the embedded Dask cluster (default: the number of cores; "
-                        "0 = run the cells in this process)")
+    g.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes of the embedded Dask cluster (default: the number of cores; "
+        "0 = run the cells in this process)",
+    )
     g.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://HOST:8786")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run, cpus_default="all")  # the workers pin themselves, one core each
@@ -35,11 +39,14 @@ def run(args) -> int:
     sweep = load_sweep(args.config)
     print(f"{len(sweep.cells)} cells over {', '.join(f'{n} ({len(v)})' for n, v in zip(sweep.names, sweep.values))}")
     with renamed({"scheduler": "--scheduler"}):
-        ds, results = run_sweep(sweep, Path(args.out), workers=args.workers, scheduler=args.scheduler,
-                                progress=not args.no_progress)
+        ds, results = run_sweep(
+            sweep, Path(args.out), workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress
+        )
     counts = {s: sum(r["status"] == s for r in results) for s in ("done", "reused", "failed")}
-    print(f"wrote {Path(args.out) / 'sweep.nc'}: {counts['done']} computed, {counts['reused']} reused, "
-          f"{counts['failed']} failed")
+    print(
+        f"wrote {Path(args.out) / 'sweep.nc'}: {counts['done']} computed, {counts['reused']} reused, "
+        f"{counts['failed']} failed"
+    )
     if "converged" in ds:
         ok = int(ds["converged"].sum())
         print(f"converged (every diagnose gate): {ok} of {len(results) - counts['failed']} cells")

@@ -22,8 +22,11 @@ def register(sub) -> None:
     p = sub.add_parser("theory", help="solve the finite-width theory over width x temperature (netCDF out)")
     p.add_argument("config", help="TOML config ([data], [network], optional [theory])")
     p.add_argument("--out", required=True, help="output .nc file")
-    p.add_argument("--strict", action="store_true",
-                   help="exit 1 when any solve did not converge or has a non-positive-definite Hessian")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when any solve did not converge or has a non-positive-definite Hessian",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -42,8 +45,11 @@ def _options(raw: dict, task) -> dict:
     subsets = {}
     for name, keep in dict(tab.get("gp_subsets", {})).items():
         field = f"theory.gp_subsets.{name}"
-        require(isinstance(keep, list) and len(keep) == len(task.heads), field,
-                f"needs one list of heads per layer ({len(task.heads)}), got {keep!r}")
+        require(
+            isinstance(keep, list) and len(keep) == len(task.heads),
+            field,
+            f"needs one list of heads per layer ({len(task.heads)}), got {keep!r}",
+        )
         idx = []
         for l, heads in enumerate(keep):
             names = list(task.head_names[l])
@@ -54,8 +60,11 @@ def _options(raw: dict, task) -> dict:
                     require(h in names, field, f"layer {l + 1} has no head {h!r} (heads: {', '.join(names)})")
                     row.append(names.index(h))
                 else:
-                    require(isinstance(h, int) and 0 <= h < len(names), field,
-                            f"layer {l + 1}: head index {h!r} not in 0..{len(names) - 1}")
+                    require(
+                        isinstance(h, int) and 0 <= h < len(names),
+                        field,
+                        f"layer {l + 1}: head index {h!r} not in 0..{len(names) - 1}",
+                    )
                     row.append(h)
             idx.append(row)
         subsets[name] = idx
@@ -83,8 +92,10 @@ def run(args) -> int:
     write_netcdf(ds, args.out)
     ok = scan_ok(ds)
     n_bad = int(((ds["converged"] == 0) | (ds["hessian_pd"] == 0)).sum())
-    print(f"wrote {args.out}: {ds.sizes['width']} widths x {ds.sizes['temperature']} temperatures, "
-          f"{'all solves converged' if ok else f'{n_bad} solve(s) FAILED'}")
+    print(
+        f"wrote {args.out}: {ds.sizes['width']} widths x {ds.sizes['temperature']} temperatures, "
+        f"{'all solves converged' if ok else f'{n_bad} solve(s) FAILED'}"
+    )
     for T in ds["temperature"].values:
         row = ds.sel(temperature=T)
         accs = ", ".join(f"N={int(w)}: {100 * a:.1f}%" for w, a in zip(row["width"].values, row["accuracy"].values))

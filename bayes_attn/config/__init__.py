@@ -8,11 +8,49 @@ NumPyro or blackjax.  :mod:`bayes_attn.inference` re-exports every name for the 
 
 from ._registry import MODELS, REGISTRY, Sampler, register
 from ._run import RunConfig, load_config, parse_config, sampler_config
-from ._sampler import (ATTENTION_MODELS, ATTENTION_OPTIONS, CHAIN_METHODS, LIMITS, FIELD_ROLES, INITS, KINDS, LAYOUT_FIELDS, PRECISIONS, RUN_OPTIONS,
-                       SAMPLER_MODELS, SamplerConfig, hashed_settings, settings_hash)
+from ._sampler import (
+    ATTENTION_MODELS,
+    ATTENTION_OPTIONS,
+    CHAIN_METHODS,
+    LIMITS,
+    FIELD_ROLES,
+    INITS,
+    KINDS,
+    LAYOUT_FIELDS,
+    PRECISIONS,
+    RUN_OPTIONS,
+    SAMPLER_MODELS,
+    SamplerConfig,
+    hashed_settings,
+    settings_hash,
+)
 from ._tables import DataTable, NetworkTable
 from ._thresholds import Thresholds
 
-__all__ = ["SamplerConfig", "RunConfig", "DataTable", "NetworkTable", "Thresholds", "load_config", "parse_config", "sampler_config", "settings_hash",
-           "hashed_settings", "FIELD_ROLES", "RUN_OPTIONS", "LAYOUT_FIELDS", "KINDS", "MODELS", "SAMPLER_MODELS",
-           "INITS", "PRECISIONS", "CHAIN_METHODS", "ATTENTION_MODELS", "ATTENTION_OPTIONS", "LIMITS", "REGISTRY", "Sampler", "register"]
+__all__ = [
+    "SamplerConfig",
+    "RunConfig",
+    "DataTable",
+    "NetworkTable",
+    "Thresholds",
+    "load_config",
+    "parse_config",
+    "sampler_config",
+    "settings_hash",
+    "hashed_settings",
+    "FIELD_ROLES",
+    "RUN_OPTIONS",
+    "LAYOUT_FIELDS",
+    "KINDS",
+    "MODELS",
+    "SAMPLER_MODELS",
+    "INITS",
+    "PRECISIONS",
+    "CHAIN_METHODS",
+    "ATTENTION_MODELS",
+    "ATTENTION_OPTIONS",
+    "LIMITS",
+    "REGISTRY",
+    "Sampler",
+    "register",
+]

@@ -60,17 +60,44 @@ def register(sampler: Sampler) -> Sampler:
 
 
 _HERE = "bayes_attn.inference.samplers"
-register(Sampler("nuts", f"{_HERE}.nuts:program",
-                 ("lp", "acceptance_rate", "step_size", "diverging", "n_steps", "tree_depth", "energy"), MODELS,
-                 options=("target_accept", "max_tree_depth", "dense_mass")))
-register(Sampler("mala", f"{_HERE}.mala:program", ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
-                 MODELS, options=("target_accept", "step_size")))
+register(
+    Sampler(
+        "nuts",
+        f"{_HERE}.nuts:program",
+        ("lp", "acceptance_rate", "step_size", "diverging", "n_steps", "tree_depth", "energy"),
+        MODELS,
+        options=("target_accept", "max_tree_depth", "dense_mass"),
+    )
+)
+register(
+    Sampler(
+        "mala",
+        f"{_HERE}.mala:program",
+        ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
+        MODELS,
+        options=("target_accept", "step_size"),
+    )
+)
 # ULA's warm-up starts at step_size; its sampling step is ula_step_factor / lambda_max
-register(Sampler("ula", f"{_HERE}.ula:program", ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
-                 MODELS, options=("step_size", "ula_step_factor")))
+register(
+    Sampler(
+        "ula",
+        f"{_HERE}.ula:program",
+        ("lp", "acceptance_rate", "step_size", "diverging", "n_steps"),
+        MODELS,
+        options=("step_size", "ula_step_factor"),
+    )
+)
 # Gibbs needs conditionally Gaussian blocks: the full weights (on "collapsed" it runs the full-weight sweep and
 # stores the collapsed model's predictions)
-register(Sampler("gibbs", f"{_HERE}.gibbs:program", ("lp", "acceptance_rate", "diverging", "n_steps"),
-                 ("weights", "collapsed"), path_inputs=True))
+register(
+    Sampler(
+        "gibbs",
+        f"{_HERE}.gibbs:program",
+        ("lp", "acceptance_rate", "diverging", "n_steps"),
+        ("weights", "collapsed"),
+        path_inputs=True,
+    )
+)
 
 __all__ = ["MODELS", "REGISTRY", "Sampler", "register"]

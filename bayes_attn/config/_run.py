@@ -75,8 +75,14 @@ class RunConfig:
     def base_spec(self, task: Task) -> NetworkSpec:
         """The network of ``task`` at the first width and temperature (heads, variances, readout)."""
         n = self.network
-        return NetworkSpec(heads=task.heads, n0=task.n0, width=n.widths[0], temperature=n.temperatures[0],
-                           variances=n.variances, readout=n.readout)
+        return NetworkSpec(
+            heads=task.heads,
+            n0=task.n0,
+            width=n.widths[0],
+            temperature=n.temperatures[0],
+            variances=n.variances,
+            readout=n.readout,
+        )
 
     def basis(self):
         """The ``[model] basis`` matrix (read from its ``.npy`` file, relative to the config's folder) or ``None``."""
@@ -86,8 +92,11 @@ class RunConfig:
     def spec(self, task: Task) -> NetworkSpec:
         """The single spec of a non-scan config (errors on width/temperature lists)."""
         require(len(self.widths) == 1, "network.width", "takes one width here (lists are for `bayes-attn theory`)")
-        require(len(self.temperatures) == 1, "network.temperature",
-                "takes one temperature here (lists are for `bayes-attn theory`)")
+        require(
+            len(self.temperatures) == 1,
+            "network.temperature",
+            "takes one temperature here (lists are for `bayes-attn theory`)",
+        )
         return self.base_spec(task)
 
 
@@ -112,8 +121,11 @@ def _warn_unused_options(table: dict, kind: str) -> None:
     used = REGISTRY[kind].options
     others = {o for s in REGISTRY.values() for o in s.options} - set(used)
     for key in sorted(set(table) & others):
-        warnings.warn(f"sampler.{key}: not an option of the {kind} sampler (its options: "
-                      f"{', '.join(used) or 'none'}); ignored", ConfigWarning, stacklevel=3)
+        warnings.warn(
+            f"sampler.{key}: not an option of the {kind} sampler (its options: {', '.join(used) or 'none'}); ignored",
+            ConfigWarning,
+            stacklevel=3,
+        )
 
 
 def parse_config(raw: dict, base_dir=Path("."), text: str = "") -> RunConfig:
@@ -128,8 +140,9 @@ def parse_config(raw: dict, base_dir=Path("."), text: str = "") -> RunConfig:
     cfg = RunConfig(data, net, sampler, Thresholds(**diag), raw, Path(base_dir), text)
     # validate the network table now (widths, temperatures, variances, readout) with a dummy shape
     for w, T in itertools.product(cfg.widths, cfg.temperatures):
-        NetworkSpec(heads=(1,) * (len(w) - 1 if isinstance(w, list) else 1), n0=1, width=w, temperature=T,
-                    readout=net.readout)
+        NetworkSpec(
+            heads=(1,) * (len(w) - 1 if isinstance(w, list) else 1), n0=1, width=w, temperature=T, readout=net.readout
+        )
     return cfg
 
 

@@ -56,8 +56,9 @@ LIMITS = ("finite", "gp")
 
 def _deprecated(old: str, model: str) -> None:
     """Warn (:class:`FutureWarning`, shown to users) that ``old`` spells ``model`` the way of earlier versions."""
-    warnings.warn(f'{old} is deprecated; use model="{model}" (in TOML: [model] kind = "{model}")', FutureWarning,
-                  stacklevel=4)
+    warnings.warn(
+        f'{old} is deprecated; use model="{model}" (in TOML: [model] kind = "{model}")', FutureWarning, stacklevel=4
+    )
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,11 @@ class SamplerConfig:
         require(isinstance(self.collapsed, bool), "sampler.collapsed", f"must be true or false, got {self.collapsed!r}")
         if self.kind == "wishart":  # alias
             _deprecated('sampler.kind = "wishart"', "order_parameters")
-            require(self.model in (None, "order_parameters"), "model.kind",
-                    f"sampler.kind = \"wishart\" samples the order parameters, not model {self.model!r}")
+            require(
+                self.model in (None, "order_parameters"),
+                "model.kind",
+                f'sampler.kind = "wishart" samples the order parameters, not model {self.model!r}',
+            )
             set_("kind", "nuts")
             set_("model", "order_parameters")
         one_of(self.kind, tuple(REGISTRY) + ("wishart",), "sampler.kind")
@@ -159,44 +163,71 @@ class SamplerConfig:
                 _deprecated("sampler.collapsed = true", "collapsed")
             set_("model", "collapsed" if self.collapsed else "weights")
         one_of(self.model, MODELS, "model.kind")
-        require(not (self.collapsed and self.model == "weights"), "sampler.collapsed",
-                "collapsed = true contradicts model.kind = \"weights\"")
+        require(
+            not (self.collapsed and self.model == "weights"),
+            "sampler.collapsed",
+            'collapsed = true contradicts model.kind = "weights"',
+        )
         set_("collapsed", self.model == "collapsed")
         serves = REGISTRY[self.kind].models
-        require(self.model in serves, "model.kind",
-                f"the {self.kind} sampler cannot sample model {self.model!r} (it samples {', '.join(serves)})")
+        require(
+            self.model in serves,
+            "model.kind",
+            f"the {self.kind} sampler cannot sample model {self.model!r} (it samples {', '.join(serves)})",
+        )
         one_of(self.chain_method, CHAIN_METHODS, "sampler.chain_method")
         one_of(self.precision, PRECISIONS, "sampler.precision")
         self._check_attention_options()
         if self.init is None:
             set_("init", "prior" if self.model in ATTENTION_MODELS else "uniform")
         one_of(self.init, INITS, "sampler.init")
-        require(self.init != "theory" or self.model == "order_parameters", "sampler.init",
-                f"'theory' starts the order-parameter model, not model {self.model!r}")
-        require(self.init != "prior" or self.model in ATTENTION_MODELS, "sampler.init",
-                f"'prior' starts the attention model, not model {self.model!r}")
+        require(
+            self.init != "theory" or self.model == "order_parameters",
+            "sampler.init",
+            f"'theory' starts the order-parameter model, not model {self.model!r}",
+        )
+        require(
+            self.init != "prior" or self.model in ATTENTION_MODELS,
+            "sampler.init",
+            f"'prior' starts the attention model, not model {self.model!r}",
+        )
         if self.dense_mass is None:
             set_("dense_mass", self.model == "order_parameters")
         if self.draws is None:
             set_("draws", 1000 if self.model == "order_parameters" else 500)
         for name in ("store_weights", "progress_bar", "dense_mass", "save_warmup"):
-            require(isinstance(getattr(self, name), bool), f"sampler.{name}",
-                    f"must be true or false, got {getattr(self, name)!r}")
+            require(
+                isinstance(getattr(self, name), bool),
+                f"sampler.{name}",
+                f"must be true or false, got {getattr(self, name)!r}",
+            )
         positive(self.chains, "sampler.chains", integer=True)
         if self.devices is not None:
             positive(self.devices, "sampler.devices", integer=True)
-            require(self.chains % self.devices == 0, "sampler.devices",
-                    f"{self.devices} devices do not divide {self.chains} chains")
-            require(self.chain_method != "sequential" or self.devices == 1, "sampler.devices",
-                    "chain_method = \"sequential\" runs on one device")
+            require(
+                self.chains % self.devices == 0,
+                "sampler.devices",
+                f"{self.devices} devices do not divide {self.chains} chains",
+            )
+            require(
+                self.chain_method != "sequential" or self.devices == 1,
+                "sampler.devices",
+                'chain_method = "sequential" runs on one device',
+            )
         nonnegative_int(self.warmup, "sampler.warmup")
         positive(self.draws, "sampler.draws", integer=True)
         positive(self.thinning, "sampler.thinning", integer=True)
-        require(self.draws // self.thinning >= 1, "sampler.thinning",
-                f"thinning {self.thinning} keeps no draw out of {self.draws}")
+        require(
+            self.draws // self.thinning >= 1,
+            "sampler.thinning",
+            f"thinning {self.thinning} keeps no draw out of {self.draws}",
+        )
         nonnegative_int(self.seed, "sampler.seed")
-        require(not (self.model == "order_parameters" and self.store_weights), "sampler.store_weights",
-                "the order-parameter model has no weights; set it to false")
+        require(
+            not (self.model == "order_parameters" and self.store_weights),
+            "sampler.store_weights",
+            "the order-parameter model has no weights; set it to false",
+        )
         if self.target_accept is None:
             set_("target_accept", DEFAULT_TARGET_ACCEPT.get(self.kind, 0.8))
         positive(self.target_accept, "sampler.target_accept")
@@ -205,25 +236,37 @@ class SamplerConfig:
         if self.step_size is not None:
             positive(self.step_size, "sampler.step_size")
         positive(self.ula_step_factor, "sampler.ula_step_factor")
-        require(self.ula_step_factor < 2, "sampler.ula_step_factor",
-                f"must be < 2 (Euler-Maruyama is unstable beyond 2 / lambda_max), got {self.ula_step_factor}")
+        require(
+            self.ula_step_factor < 2,
+            "sampler.ula_step_factor",
+            f"must be < 2 (Euler-Maruyama is unstable beyond 2 / lambda_max), got {self.ula_step_factor}",
+        )
         positive(self.checkpoint_every, "sampler.checkpoint_every", integer=True)
 
     def _check_attention_options(self) -> None:
         if self.model not in ATTENTION_MODELS:
             for name in ATTENTION_OPTIONS:
                 default = "finite" if name == "limit" else None
-                require(getattr(self, name) == default, f"model.{name}",
-                        f'is an option of model kind = "attention" or "attention_weights", not {self.model!r}')
+                require(
+                    getattr(self, name) == default,
+                    f"model.{name}",
+                    f'is an option of model kind = "attention" or "attention_weights", not {self.model!r}',
+                )
             return
-        require(self.rank is not None, "model.rank", f'is required with kind = "{self.model}" (the rank of every '
-                "head's queries and keys)")
+        require(
+            self.rank is not None,
+            "model.rank",
+            f'is required with kind = "{self.model}" (the rank of every head\'s queries and keys)',
+        )
         positive(self.rank, "model.rank", integer=True)
         if self.attention_scale is not None:
             positive(self.attention_scale, "model.attention_scale")
         one_of(self.limit, LIMITS, "model.limit")
-        require(self.basis is None or isinstance(self.basis, str), "model.basis",
-                f"must be the path of an .npy file, got {self.basis!r}")
+        require(
+            self.basis is None or isinstance(self.basis, str),
+            "model.basis",
+            f"must be the path of an .npy file, got {self.basis!r}",
+        )
 
     @property
     def n_keep(self) -> int:
@@ -233,12 +276,31 @@ class SamplerConfig:
 
 #: what every :class:`SamplerConfig` field is to a run's identity: ``"draws"`` (hashed) or ``"run"`` (not)
 FIELD_ROLES = {
-    "kind": "draws", "model": "draws", "collapsed": "draws", "chains": "draws", "warmup": "draws",
-    "draws": "draws", "thinning": "draws", "seed": "draws", "store_weights": "draws", "target_accept": "draws",
-    "max_tree_depth": "draws", "dense_mass": "draws", "step_size": "draws", "ula_step_factor": "draws",
-    "init": "draws", "precision": "draws", "save_warmup": "draws",
-    "rank": "draws", "basis": "draws", "attention_scale": "draws", "limit": "draws",
-    "progress_bar": "run", "checkpoint_every": "run", "chain_method": "run", "devices": "run",
+    "kind": "draws",
+    "model": "draws",
+    "collapsed": "draws",
+    "chains": "draws",
+    "warmup": "draws",
+    "draws": "draws",
+    "thinning": "draws",
+    "seed": "draws",
+    "store_weights": "draws",
+    "target_accept": "draws",
+    "max_tree_depth": "draws",
+    "dense_mass": "draws",
+    "step_size": "draws",
+    "ula_step_factor": "draws",
+    "init": "draws",
+    "precision": "draws",
+    "save_warmup": "draws",
+    "rank": "draws",
+    "basis": "draws",
+    "attention_scale": "draws",
+    "limit": "draws",
+    "progress_bar": "run",
+    "checkpoint_every": "run",
+    "chain_method": "run",
+    "devices": "run",
 }
 #: the run options: never hashed (the checkpoint interval moves no draw: the runner's chunking is exact)
 RUN_OPTIONS = tuple(k for k, role in FIELD_ROLES.items() if role == "run")
@@ -260,8 +322,9 @@ def settings_hash(cfg: SamplerConfig, *parts) -> str:
     from .._version import __version__
 
     h = hashlib.sha256()
-    h.update(json.dumps({"sampler": hashed_settings(cfg), "version": __version__}, sort_keys=True,
-                        default=str).encode())
+    h.update(
+        json.dumps({"sampler": hashed_settings(cfg), "version": __version__}, sort_keys=True, default=str).encode()
+    )
     for part in parts:
         if part is None:
             continue
@@ -277,6 +340,20 @@ def settings_hash(cfg: SamplerConfig, *parts) -> str:
     return h.hexdigest()
 
 
-__all__ = ["SamplerConfig", "KINDS", "MODELS", "SAMPLER_MODELS", "INITS", "PRECISIONS", "CHAIN_METHODS", "LAYOUT_FIELDS",
-           "ATTENTION_MODELS", "ATTENTION_OPTIONS", "LIMITS",
-           "FIELD_ROLES", "RUN_OPTIONS", "hashed_settings", "settings_hash"]
+__all__ = [
+    "SamplerConfig",
+    "KINDS",
+    "MODELS",
+    "SAMPLER_MODELS",
+    "INITS",
+    "PRECISIONS",
+    "CHAIN_METHODS",
+    "LAYOUT_FIELDS",
+    "ATTENTION_MODELS",
+    "ATTENTION_OPTIONS",
+    "LIMITS",
+    "FIELD_ROLES",
+    "RUN_OPTIONS",
+    "hashed_settings",
+    "settings_hash",
+]

@@ -42,9 +42,13 @@ class Thresholds:
         positive(self.ess_bulk_min, "diagnostics.ess_bulk_min")
         positive(self.ess_tail_min, "diagnostics.ess_tail_min")
         nonnegative_int(self.max_divergences, "diagnostics.max_divergences")
-        require(isinstance(self.bfmi_min, (int, float)) and not isinstance(self.bfmi_min, bool)
-                and 0 <= self.bfmi_min < float("inf"), "diagnostics.bfmi_min",
-                f"must be a finite number >= 0, got {self.bfmi_min!r}")
+        require(
+            isinstance(self.bfmi_min, (int, float))
+            and not isinstance(self.bfmi_min, bool)
+            and 0 <= self.bfmi_min < float("inf"),
+            "diagnostics.bfmi_min",
+            f"must be a finite number >= 0, got {self.bfmi_min!r}",
+        )
 
 
 __all__ = ["Thresholds"]

@@ -6,6 +6,22 @@ from ._convergence import GATED, Report, Thresholds, format_report, invariant_dr
 from ._plots import comparison_figures, compare_plots
 from ._report import render_report, write_report
 
-__all__ = ["Thresholds", "Report", "summarize", "format_report", "invariant_draws", "GATED", "match", "run_gaps",
-           "format_table", "COLUMNS", "chain_accuracies", "accuracy_error", "predictor_mcse", "comparison_figures",
-           "compare_plots", "render_report", "write_report"]
+__all__ = [
+    "Thresholds",
+    "Report",
+    "summarize",
+    "format_report",
+    "invariant_draws",
+    "GATED",
+    "match",
+    "run_gaps",
+    "format_table",
+    "COLUMNS",
+    "chain_accuracies",
+    "accuracy_error",
+    "predictor_mcse",
+    "comparison_figures",
+    "compare_plots",
+    "render_report",
+    "write_report",
+]

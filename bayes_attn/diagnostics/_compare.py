@@ -56,8 +56,10 @@ def match(theory: xr.Dataset, dt, name: str = "run") -> tuple[int, int]:
     temps = np.atleast_1d(theory["temperature"].values)
     tj = [j for j, t in enumerate(temps) if abs(t - float(T)) <= 1e-9 * max(abs(t), 1e-300)]
     if not hits or not tj:
-        raise InputError(f"{name}: no theory entry at width {widths} and temperature {T} "
-                         f"(theory widths {known}, temperatures {list(map(float, temps))})")
+        raise InputError(
+            f"{name}: no theory entry at width {widths} and temperature {T} "
+            f"(theory widths {known}, temperatures {list(map(float, temps))})"
+        )
     return hits[0], tj[0]
 
 
@@ -95,27 +97,59 @@ def run_gaps(theory: xr.Dataset, dt, name: str = "run", thresholds: Thresholds =
     theory_ok = bool(th["converged"]) and bool(th["hessian_pd"]) if "converged" in th else True
     acc_gp = float(th["gp_accuracy"].sel(subset="all")) if "gp_accuracy" in th else float("nan")
     return {
-        "run": name, "width": int(theory["width"].values[i]), "temperature": float(theory["temperature"].values[j]),
-        "sampler": str(dt.attrs.get("sampler", "?")), "model": str(dt.attrs.get("model", "?")),
-        "chains": f.sizes["chain"], "draws": f.sizes["draw"],
-        "acc_sampled": float(stats["accuracy"]), "acc_sampled_err": accuracy_error(acc_chain),
-        "acc_theory": float(th["accuracy"]), "acc_gp": acc_gp,
+        "run": name,
+        "width": int(theory["width"].values[i]),
+        "temperature": float(theory["temperature"].values[j]),
+        "sampler": str(dt.attrs.get("sampler", "?")),
+        "model": str(dt.attrs.get("model", "?")),
+        "chains": f.sizes["chain"],
+        "draws": f.sizes["draw"],
+        "acc_sampled": float(stats["accuracy"]),
+        "acc_sampled_err": accuracy_error(acc_chain),
+        "acc_theory": float(th["accuracy"]),
+        "acc_gp": acc_gp,
         "mean_rel_err": float(np.linalg.norm(m_s - m_t) / np.linalg.norm(m_t)),
         "mean_rms_gap": float(np.sqrt(np.mean((m_s - m_t) ** 2))),
-        "mean_rms_mcse": float(np.sqrt(np.mean(mcse ** 2))),
+        "mean_rms_mcse": float(np.sqrt(np.mean(mcse**2))),
         "U_rel_err": float(np.linalg.norm(U_s - U_t) / np.linalg.norm(U_t)),
         "gen_error_sampled": float(stats["gen_error"]),
         "gen_error_theory": float(th["gen_error"]) if "gen_error" in th else float("nan"),
-        "max_rhat": rep.max_rhat, "min_ess_bulk": rep.min_ess_bulk, "divergences": rep.divergences,
-        "converged": rep.passed, "theory_ok": theory_ok,
-        "_mean_sampled": m_s, "_mean_theory": m_t, "_mean_mcse": mcse, "_U_sampled": U_s, "_U_theory": U_t,
+        "max_rhat": rep.max_rhat,
+        "min_ess_bulk": rep.min_ess_bulk,
+        "divergences": rep.divergences,
+        "converged": rep.passed,
+        "theory_ok": theory_ok,
+        "_mean_sampled": m_s,
+        "_mean_theory": m_t,
+        "_mean_mcse": mcse,
+        "_U_sampled": U_s,
+        "_U_theory": U_t,
     }
 
 
 #: the columns of :func:`format_table`, in order (keys of a :func:`run_gaps` row)
-COLUMNS = ("width", "temperature", "model", "sampler", "chains", "draws", "acc_sampled", "acc_sampled_err",
-           "acc_theory", "acc_gp", "mean_rel_err", "mean_rms_gap", "mean_rms_mcse", "U_rel_err", "max_rhat",
-           "min_ess_bulk", "divergences", "converged", "theory_ok", "run")
+COLUMNS = (
+    "width",
+    "temperature",
+    "model",
+    "sampler",
+    "chains",
+    "draws",
+    "acc_sampled",
+    "acc_sampled_err",
+    "acc_theory",
+    "acc_gp",
+    "mean_rel_err",
+    "mean_rms_gap",
+    "mean_rms_mcse",
+    "U_rel_err",
+    "max_rhat",
+    "min_ess_bulk",
+    "divergences",
+    "converged",
+    "theory_ok",
+    "run",
+)
 
 
 def format_table(rows: list[dict]) -> str:
@@ -134,5 +168,14 @@ def _fmt(v) -> str:
     return str(v)
 
 
-__all__ = ["match", "run_gaps", "format_table", "COLUMNS", "chain_accuracies", "accuracy_error", "predictor_mcse",
-           "run_attr", "run_widths"]
+__all__ = [
+    "match",
+    "run_gaps",
+    "format_table",
+    "COLUMNS",
+    "chain_accuracies",
+    "accuracy_error",
+    "predictor_mcse",
+    "run_attr",
+    "run_widths",
+]

@@ -124,9 +124,11 @@ def format_report(rep: Report, max_rows: int = 12) -> str:
         rows = tab[[str(i).split("[")[0] == q for i in tab.index]]
         if len(rows) == 0:
             continue
-        lines.append(f"{q}: {len(rows)} entries; max R-hat {rows['r_hat'].max():.4f}, "
-                     f"min ESS bulk {rows['ess_bulk'].min():.0f}, min ESS tail {rows['ess_tail'].min():.0f}, "
-                     f"max MCSE(mean) {rows['mcse_mean'].max():.3g}")
+        lines.append(
+            f"{q}: {len(rows)} entries; max R-hat {rows['r_hat'].max():.4f}, "
+            f"min ESS bulk {rows['ess_bulk'].min():.0f}, min ESS tail {rows['ess_tail'].min():.0f}, "
+            f"max MCSE(mean) {rows['mcse_mean'].max():.3g}"
+        )
         worst = rows.sort_values("ess_bulk").head(max_rows)
         lines.append(worst.to_string(float_format=lambda v: f"{v:.4g}"))
     lines.append(f"divergences: {rep.divergences}")

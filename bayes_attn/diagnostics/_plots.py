@@ -67,8 +67,9 @@ def u_heatmaps(rows: list[dict], labels):
     """Heat maps of order parameters: one figure row per dict ``{title: U}``, a diverging colour
     scale centred at 0 shared within the row."""
     ncol = max(len(r) for r in rows)
-    fig, axes = plt.subplots(len(rows), ncol, figsize=(3.3 * ncol, 3.0 * len(rows)), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        len(rows), ncol, figsize=(3.3 * ncol, 3.0 * len(rows)), squeeze=False, layout="constrained"
+    )
     for ax_row, panels in zip(axes, rows):
         vmax = max(float(np.max(np.abs(U))) for U in panels.values()) or 1.0
         for ax, (title, U) in zip(ax_row, panels.items()):
@@ -76,7 +77,7 @@ def u_heatmaps(rows: list[dict], labels):
             ax.set_title(title, fontsize=9)
             ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
             ax.set_yticks(range(len(labels)), labels, fontsize=6)
-        for ax in ax_row[len(panels):]:
+        for ax in ax_row[len(panels) :]:
             ax.axis("off")
         fig.colorbar(im, ax=ax_row.tolist(), shrink=0.8)
     return fig
@@ -107,8 +108,16 @@ def accuracy_vs_width(curves: dict, points: dict | None = None, lines: dict | No
     for k, (label, (N, acc)) in enumerate(curves.items()):
         ax.plot(N, 100 * np.asarray(acc), "o-", ms=3, color=f"C{k}", label=label)
     for k, (label, (N, m, err)) in enumerate((points or {}).items()):
-        ax.errorbar(N, 100 * np.asarray(m), yerr=None if err is None else 100 * np.nan_to_num(np.asarray(err)),
-                    fmt="s", color=f"C{k}", mfc="white", capsize=3, label=label)
+        ax.errorbar(
+            N,
+            100 * np.asarray(m),
+            yerr=None if err is None else 100 * np.nan_to_num(np.asarray(err)),
+            fmt="s",
+            color=f"C{k}",
+            mfc="white",
+            capsize=3,
+            label=label,
+        )
     for k, (label, val) in enumerate((lines or {}).items()):
         ax.axhline(100 * val, ls=":", lw=1, color=f"C{k}", label=label)
     ax.set_xscale("log")
@@ -151,15 +160,29 @@ def comparison_figures(theory, rows: list[dict]) -> dict:
         pts = [r for r in rows if r["temperature"] == T]
         if pts:
             points[f"sampled T={T:g} (± s.e. over chains)"] = (
-                [r["width"] for r in pts], [r["acc_sampled"] for r in pts], [r["acc_sampled_err"] for r in pts])
+                [r["width"] for r in pts],
+                [r["acc_sampled"] for r in pts],
+                [r["acc_sampled_err"] for r in pts],
+            )
     labels = [str(v) for v in theory["path"].values]
     return {
         "accuracy_vs_width.png": accuracy_vs_width(curves, points, lines),
-        "U_heatmaps.png": u_heatmaps([{f"theory: N={r['width']}, T={r['temperature']:g}": r["_U_theory"],
-                                       f"sampled: N={r['width']}, T={r['temperature']:g}": r["_U_sampled"]}
-                                      for r in rows], labels),
-        "mean_scatter.png": mean_scatter({f"N={r['width']}, T={r['temperature']:g}":
-                                          (r["_mean_theory"], r["_mean_sampled"], r["_mean_mcse"]) for r in rows}),
+        "U_heatmaps.png": u_heatmaps(
+            [
+                {
+                    f"theory: N={r['width']}, T={r['temperature']:g}": r["_U_theory"],
+                    f"sampled: N={r['width']}, T={r['temperature']:g}": r["_U_sampled"],
+                }
+                for r in rows
+            ],
+            labels,
+        ),
+        "mean_scatter.png": mean_scatter(
+            {
+                f"N={r['width']}, T={r['temperature']:g}": (r["_mean_theory"], r["_mean_sampled"], r["_mean_mcse"])
+                for r in rows
+            }
+        ),
         "mean_error_vs_width.png": mean_error_vs_width(rows),
     }
 
@@ -171,5 +194,14 @@ def compare_plots(theory, rows: list[dict], out_dir) -> list[Path]:
     return [save_png(fig, out / name) for name, fig in comparison_figures(theory, rows).items()]
 
 
-__all__ = ["png_base64", "save_png", "trace_rank_figure", "u_heatmaps", "mean_scatter", "accuracy_vs_width",
-           "mean_error_vs_width", "comparison_figures", "compare_plots"]
+__all__ = [
+    "png_base64",
+    "save_png",
+    "trace_rank_figure",
+    "u_heatmaps",
+    "mean_scatter",
+    "accuracy_vs_width",
+    "mean_error_vs_width",
+    "comparison_figures",
+    "compare_plots",
+]

@@ -76,9 +76,14 @@ def quantity_table(rep: Report) -> list[dict]:
     names = sorted({str(i).split("[")[0] for i in tab.index}, key=lambda s: (s != "f", s))
     for q in names:
         sub = tab[[str(i).split("[")[0] == q for i in tab.index]]
-        r = {"quantity": q, "entries": len(sub), "r_hat": float(sub["r_hat"].max()),
-             "ess_bulk": float(sub["ess_bulk"].min()), "ess_tail": float(sub["ess_tail"].min()),
-             "mcse_mean": float(sub["mcse_mean"].max())}
+        r = {
+            "quantity": q,
+            "entries": len(sub),
+            "r_hat": float(sub["r_hat"].max()),
+            "ess_bulk": float(sub["ess_bulk"].min()),
+            "ess_tail": float(sub["ess_tail"].min()),
+            "mcse_mean": float(sub["mcse_mean"].max()),
+        }
         r["ok_r_hat"] = bool(r["r_hat"] < t.rhat_max)
         r["ok_ess_bulk"] = bool(r["ess_bulk"] > t.ess_bulk_min)
         r["ok_ess_tail"] = bool(r["ess_tail"] > t.ess_tail_min)
@@ -92,20 +97,30 @@ def _cell(value, ok, fmt):
 
 def _table_html(rows: list[dict], rep: Report) -> str:
     t = rep.thresholds
-    out = [f"<table><tr><th>quantity</th><th>entries</th><th>max R-hat (&lt; {t.rhat_max})</th>"
-           f"<th>min ESS bulk (&gt; {t.ess_bulk_min:.0f})</th><th>min ESS tail (&gt; {t.ess_tail_min:.0f})</th>"
-           "<th>max MCSE(mean)</th></tr>"]
+    out = [
+        f"<table><tr><th>quantity</th><th>entries</th><th>max R-hat (&lt; {t.rhat_max})</th>"
+        f"<th>min ESS bulk (&gt; {t.ess_bulk_min:.0f})</th><th>min ESS tail (&gt; {t.ess_tail_min:.0f})</th>"
+        "<th>max MCSE(mean)</th></tr>"
+    ]
     for r in rows:
-        out.append(f"<tr><td>{html.escape(r['quantity'])}</td><td>{r['entries']}</td>"
-                   + _cell(r["r_hat"], r["ok_r_hat"], "{:.4f}") + _cell(r["ess_bulk"], r["ok_ess_bulk"], "{:.0f}")
-                   + _cell(r["ess_tail"], r["ok_ess_tail"], "{:.0f}") + f"<td>{r['mcse_mean']:.3g}</td></tr>")
+        out.append(
+            f"<tr><td>{html.escape(r['quantity'])}</td><td>{r['entries']}</td>"
+            + _cell(r["r_hat"], r["ok_r_hat"], "{:.4f}")
+            + _cell(r["ess_bulk"], r["ok_ess_bulk"], "{:.0f}")
+            + _cell(r["ess_tail"], r["ok_ess_tail"], "{:.0f}")
+            + f"<td>{r['mcse_mean']:.3g}</td></tr>"
+        )
     ok_div = rep.divergences <= t.max_divergences
-    out.append(f"<tr><td>divergences</td><td></td>{_cell(rep.divergences, ok_div, '{}')}<td></td><td></td><td></td></tr>")
+    out.append(
+        f"<tr><td>divergences</td><td></td>{_cell(rep.divergences, ok_div, '{}')}<td></td><td></td><td></td></tr>"
+    )
     if rep.bfmi is not None:
         ok_b = bool(np.all(rep.bfmi >= t.bfmi_min))
         txt = ", ".join(f"{b:.2f}" for b in rep.bfmi)
-        out.append(f'<tr><td>E-BFMI (&ge; {t.bfmi_min})</td><td></td><td class="{"pass" if ok_b else "fail"}">'
-                   f"{txt}</td><td></td><td></td><td></td></tr>")
+        out.append(
+            f'<tr><td>E-BFMI (&ge; {t.bfmi_min})</td><td></td><td class="{"pass" if ok_b else "fail"}">'
+            f"{txt}</td><td></td><td></td><td></td></tr>"
+        )
     out.append("</table>")
     return "\n".join(out)
 
@@ -119,7 +134,7 @@ def _worst_series(dt, rep: Report, k: int = 6) -> dict:
         name = str(label).split("[")[0]
         da = ds[name]
         if "[" in str(label):
-            key = str(label)[len(name) + 1:-1]
+            key = str(label)[len(name) + 1 : -1]
             dim = [d for d in da.dims if d not in ("chain", "draw")][0]
             coord = da[dim].values
             idx = [i for i, c in enumerate(coord) if str(c) == key]
@@ -149,13 +164,17 @@ def _theory_section(name, dt, theory) -> str:
         gap = float(np.max(np.abs(th["U"].values - stats["U"])))
         parts.append(f"<p>max |U* - &lt;U&gt;| = {gap:.3g}</p>")
     if "predictor_mean" in th:
-        fig = mean_scatter({name: (th["predictor_mean"].values, stats["mean"], predictor_mcse(dt))},
-                           title=f"{name} (error bars: MCSE)")
+        fig = mean_scatter(
+            {name: (th["predictor_mean"].values, stats["mean"], predictor_mcse(dt))}, title=f"{name} (error bars: MCSE)"
+        )
         parts.append(_img(png_base64(fig), f"predictor mean theory vs sampled ({name})"))
         rel = np.linalg.norm(stats["mean"] - th["predictor_mean"].values) / np.linalg.norm(th["predictor_mean"].values)
-        parts.append(f"<p>relative error of the predictor mean: {rel:.3g}; accuracy sampled "
-                     f"{100 * stats.get('accuracy', np.nan):.1f}%"
-                     + (f", theory {100 * float(th['accuracy']):.1f}%" if "accuracy" in th else "") + "</p>")
+        parts.append(
+            f"<p>relative error of the predictor mean: {rel:.3g}; accuracy sampled "
+            f"{100 * stats.get('accuracy', np.nan):.1f}%"
+            + (f", theory {100 * float(th['accuracy']):.1f}%" if "accuracy" in th else "")
+            + "</p>"
+        )
     return "\n".join(parts)
 
 
@@ -184,33 +203,43 @@ def _scan_section(runs, theory) -> str:
                     lines[var] = float(da)
                 elif da.dims == ("subset",):
                     lines.update({f"GP {s}": float(da.sel(subset=s)) for s in da["subset"].values})
-        fig = accuracy_vs_width({"theory": (th["width"].values, th["accuracy"].values)}, pts_dict, lines,
-                                title=f"T = {float(T):g}")
+        fig = accuracy_vs_width(
+            {"theory": (th["width"].values, th["accuracy"].values)}, pts_dict, lines, title=f"T = {float(T):g}"
+        )
         parts.append(_img(png_base64(fig), f"accuracy vs width T={float(T):g}"))
     return "\n".join(parts)
 
 
-def render_report(runs, theory: xr.Dataset | None = None, thresholds: Thresholds = Thresholds(),
-                  title: str = "bayes-attn run report") -> str:
+def render_report(
+    runs, theory: xr.Dataset | None = None, thresholds: Thresholds = Thresholds(), title: str = "bayes-attn run report"
+) -> str:
     """The report as one HTML string (see module docstring)."""
     body = [f"<h1>{html.escape(title)}</h1>"]
     verdicts = []
     for name, dt in runs:
         rep = summarize(dt, thresholds)
         verdicts.append((name, rep.passed))
-        v = ('<span class="verdict-pass">PASS</span>' if rep.passed
-             else '<span class="verdict-fail">FAIL</span>: ' + html.escape("; ".join(rep.failures)))
+        v = (
+            '<span class="verdict-pass">PASS</span>'
+            if rep.passed
+            else '<span class="verdict-fail">FAIL</span>: ' + html.escape("; ".join(rep.failures))
+        )
         body.append(f"<h2>{html.escape(name)}</h2><p>verdict: {v}</p>")
-        cfg_rows = "".join(f"<tr><th>{html.escape(k)}</th><td style='text-align:left'>{html.escape(str(val))}</td></tr>"
-                           for k, val in sorted(dt.attrs.items()) if k != "config")
+        cfg_rows = "".join(
+            f"<tr><th>{html.escape(k)}</th><td style='text-align:left'>{html.escape(str(val))}</td></tr>"
+            for k, val in sorted(dt.attrs.items())
+            if k != "config"
+        )
         body.append("<h3>Configuration</h3><table>" + cfg_rows + "</table>")
         if "config" in dt.attrs:
             body.append(f"<pre>{html.escape(str(dt.attrs['config']))}</pre>")
         body.append("<h3>Convergence (invariant quantities)</h3>" + _table_html(quantity_table(rep), rep))
         if dt.attrs.get("model") in ATTENTION_MODELS:
-            body.append("<p>Sampled attention: the heads of a layer are exchangeable and the queries and keys are "
-                        "defined up to a rotation, so neither they nor the entries of U are gated; the verdict is on "
-                        "f and the eigenvalues of U (f alone in the GP limit, where U is fixed).</p>")
+            body.append(
+                "<p>Sampled attention: the heads of a layer are exchangeable and the queries and keys are "
+                "defined up to a rotation, so neither they nor the entries of U are gated; the verdict is on "
+                "f and the eigenvalues of U (f alone in the GP limit, where U is fixed).</p>"
+            )
         worst = rep.table.sort_values("r_hat", ascending=False).head(8)
         body.append("<p>entries with the largest R-hat:</p>" + worst.to_html(float_format=lambda x: f"{x:.4g}"))
         series = _worst_series(dt, rep)
@@ -219,11 +248,21 @@ def render_report(runs, theory: xr.Dataset | None = None, thresholds: Thresholds
         if theory is not None:
             body.append("<h3>Theory vs samples</h3>" + _theory_section(name, dt, theory))
     body.append(_scan_section(runs, theory))
-    summary = "".join(f"<tr><td style='text-align:left'>{html.escape(n)}</td>"
-                      f"<td class='{'pass' if ok else 'fail'}'>{'PASS' if ok else 'FAIL'}</td></tr>" for n, ok in verdicts)
+    summary = "".join(
+        f"<tr><td style='text-align:left'>{html.escape(n)}</td>"
+        f"<td class='{'pass' if ok else 'fail'}'>{'PASS' if ok else 'FAIL'}</td></tr>"
+        for n, ok in verdicts
+    )
     body.insert(1, "<table><tr><th>run</th><th>verdict</th></tr>" + summary + "</table>")
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + html.escape(title) + "</title><style>"
-            + CSS + "</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+        + html.escape(title)
+        + "</title><style>"
+        + CSS
+        + "</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
 
 
 def render_sweep_report(path, title: str) -> str:
@@ -231,8 +270,17 @@ def render_sweep_report(path, title: str) -> str:
     from ._sweep import read_sweep, sweep_report_html
 
     body = sweep_report_html(read_sweep(path), title)
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + html.escape(title) + "</title><style>"
-            + CSS + "</style></head><body>\n<h1>" + html.escape(title) + "</h1>\n" + body + "\n</body></html>\n")
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+        + html.escape(title)
+        + "</title><style>"
+        + CSS
+        + "</style></head><body>\n<h1>"
+        + html.escape(title)
+        + "</h1>\n"
+        + body
+        + "\n</body></html>\n"
+    )
 
 
 def write_report(run_or_dir, out, theory=None, thresholds: Thresholds = Thresholds()) -> Path:

@@ -31,8 +31,9 @@ def read_sweep(path) -> xr.Dataset:
     ds = load_netcdf(Path(path) / "sweep.nc", "sweep", xr.open_dataset)
     for k in ("acc_sampled", "acc_theory", "cell", "status"):
         if k not in ds:
-            raise InputError(f"sweep: {str(Path(path) / 'sweep.nc')!r} has no variable {k!r} (not written by "
-                             "`bayes-attn sweep`?)")
+            raise InputError(
+                f"sweep: {str(Path(path) / 'sweep.nc')!r} has no variable {k!r} (not written by `bayes-attn sweep`?)"
+            )
     return ds
 
 
@@ -85,8 +86,16 @@ def sweep_figures(ds: xr.Dataset) -> dict:
         th, _ = _over_seeds(sub["acc_theory"])
         sa, sd = _over_seeds(sub["acc_sampled"])
         ax_a.plot(xs, 100 * th, "-", color=c, label=f"theory {label}".strip())
-        ax_a.errorbar(xs, 100 * sa, yerr=None if sd is None else 100 * sd, fmt="o", mfc="white", color=c,
-                      capsize=3, label=f"sampled {label}".strip())
+        ax_a.errorbar(
+            xs,
+            100 * sa,
+            yerr=None if sd is None else 100 * sd,
+            fmt="o",
+            mfc="white",
+            color=c,
+            capsize=3,
+            label=f"sampled {label}".strip(),
+        )
         if "acc_gp" in sub:
             gp, _ = _over_seeds(sub["acc_gp"])
             ax_a.plot(xs, 100 * gp, ":", color=c, lw=1, label=f"GP {label}".strip())
@@ -110,8 +119,20 @@ def sweep_figures(ds: xr.Dataset) -> dict:
     return {"sweep_accuracy.png": fig_a, "sweep_mean_error.png": fig_e}
 
 
-TABLE_COLUMNS = ("acc_sampled", "acc_theory", "acc_gp", "mean_rel_err", "U_rel_err", "max_rhat", "min_ess_bulk",
-                 "divergences", "converged", "wall_s", "compile_s", "status")
+TABLE_COLUMNS = (
+    "acc_sampled",
+    "acc_theory",
+    "acc_gp",
+    "mean_rel_err",
+    "U_rel_err",
+    "max_rhat",
+    "min_ess_bulk",
+    "divergences",
+    "converged",
+    "wall_s",
+    "compile_s",
+    "status",
+)
 
 
 def overview_rows(ds: xr.Dataset) -> list[dict]:
@@ -152,13 +173,24 @@ def sweep_report_html(ds: xr.Dataset, title: str) -> str:
     n = int(np.prod([ds.sizes[d] for d in ds.dims]))
     ok = int(ds["converged"].sum()) if "converged" in ds else 0
     failed = int((ds["status"] == "failed").sum())
-    parts = [f"<h2>{html.escape(title)}</h2>",
-             f"<p>{n} cells over {', '.join(f'{d} ({ds.sizes[d]})' for d in ds.dims)}: {ok} PASS every "
-             f"convergence gate, {failed} failed.</p>", overview_html(ds)]
+    parts = [
+        f"<h2>{html.escape(title)}</h2>",
+        f"<p>{n} cells over {', '.join(f'{d} ({ds.sizes[d]})' for d in ds.dims)}: {ok} PASS every "
+        f"convergence gate, {failed} failed.</p>",
+        overview_html(ds),
+    ]
     for name, fig in sweep_figures(ds).items():
         parts.append(f'<img alt="{html.escape(name)}" src="data:image/png;base64,{png_base64(fig)}">')
     return "\n".join(parts)
 
 
-__all__ = ["is_sweep_dir", "read_sweep", "cell_paths", "sweep_figures", "overview_rows", "overview_html",
-           "sweep_report_html", "TABLE_COLUMNS"]
+__all__ = [
+    "is_sweep_dir",
+    "read_sweep",
+    "cell_paths",
+    "sweep_figures",
+    "overview_rows",
+    "overview_html",
+    "sweep_report_html",
+    "TABLE_COLUMNS",
+]

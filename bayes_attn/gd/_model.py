@@ -47,8 +47,11 @@ class GDConfig:
 
     def __post_init__(self):
         positive(self.width, "gd.width", integer=True)
-        require(isinstance(self.heads, (tuple, list)) and len(self.heads) >= 1, "gd.heads",
-                f"needs at least one layer, got {self.heads!r}")
+        require(
+            isinstance(self.heads, (tuple, list)) and len(self.heads) >= 1,
+            "gd.heads",
+            f"needs at least one layer, got {self.heads!r}",
+        )
         object.__setattr__(self, "heads", tuple(int(positive(h, "gd.heads", integer=True)) for h in self.heads))
         positive(self.d_qk, "gd.d_qk", integer=True)
         one_of(self.readout, READOUTS, "gd.readout")
@@ -136,5 +139,14 @@ def u_gd(params: dict):
     return w @ w.T
 
 
-__all__ = ["GDConfig", "init_params", "standard_weights", "attention", "head_masks", "masked_values", "apply",
-           "export_layers", "u_gd"]
+__all__ = [
+    "GDConfig",
+    "init_params",
+    "standard_weights",
+    "attention",
+    "head_masks",
+    "masked_values",
+    "apply",
+    "export_layers",
+    "u_gd",
+]

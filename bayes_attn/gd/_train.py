@@ -95,9 +95,14 @@ def save_gd(path, result: GDResult, sets: dict | None = None) -> None:
     """``.npz`` with the trained weights (stored and standard O(1) form), config, history and episode sets."""
     p = result.params
     V0, values, a = standard_weights(p)
-    out = {"V0": np.asarray(V0), "a": np.asarray(a), "best_step": result.best_step,
-           "best_val_accuracy": result.best_val_accuracy, "history": np.asarray(result.history, dtype=float),
-           "config": np.array(repr(result.config))}
+    out = {
+        "V0": np.asarray(V0),
+        "a": np.asarray(a),
+        "best_step": result.best_step,
+        "best_val_accuracy": result.best_val_accuracy,
+        "history": np.asarray(result.history, dtype=float),
+        "config": np.array(repr(result.config)),
+    }
     for l, (V, Q, K) in enumerate(zip(values, p["Q"], p["K"]), start=1):
         out[f"V_{l}"], out[f"Q_{l}"], out[f"K_{l}"] = np.asarray(V), np.asarray(Q), np.asarray(K)
     for name, v in (sets or {}).items():
@@ -119,11 +124,13 @@ def load_gd_params(path) -> dict:
     L = sum(1 for k in d if k.startswith("Q_"))
     require(L >= 1 and "V0" in d and "a" in d, "gd.file", f"{str(p)!r} is not a GD network file")
     V = [jnp.asarray(d[f"V_{l}"]) for l in range(1, L + 1)]
-    return {"V0": jnp.asarray(d["V0"]) / np.sqrt(d["V0"].shape[1]),
-            "values": [v / np.sqrt(v.shape[2]) for v in V],
-            "a": jnp.asarray(d["a"]) / np.sqrt(d["a"].shape[0]),
-            "Q": [jnp.asarray(d[f"Q_{l}"]) for l in range(1, L + 1)],
-            "K": [jnp.asarray(d[f"K_{l}"]) for l in range(1, L + 1)]}
+    return {
+        "V0": jnp.asarray(d["V0"]) / np.sqrt(d["V0"].shape[1]),
+        "values": [v / np.sqrt(v.shape[2]) for v in V],
+        "a": jnp.asarray(d["a"]) / np.sqrt(d["a"].shape[0]),
+        "Q": [jnp.asarray(d[f"Q_{l}"]) for l in range(1, L + 1)],
+        "K": [jnp.asarray(d[f"K_{l}"]) for l in range(1, L + 1)],
+    }
 
 
 __all__ = ["GDResult", "train", "accuracy", "mse_loss", "save_gd", "load_gd_params"]

@@ -11,15 +11,34 @@ import importlib
 #: command that needs the config reader does not pay for NumPyro, ArviZ and Matplotlib (``python -X importtime``)
 _WHERE = {
     "._checkpoint": ("fingerprint",),
-    "..config": ("INITS", "KINDS", "LAYOUT_FIELDS", "MODELS", "PRECISIONS", "SAMPLER_MODELS", "SamplerConfig",
-                 "RunConfig", "load_config", "parse_config"),
+    "..config": (
+        "INITS",
+        "KINDS",
+        "LAYOUT_FIELDS",
+        "MODELS",
+        "PRECISIONS",
+        "SAMPLER_MODELS",
+        "SamplerConfig",
+        "RunConfig",
+        "load_config",
+        "parse_config",
+    ),
     "._devices": ("ChainLayout", "chain_layout", "chain_method", "request_host_devices"),
     "._driver": ("sample",),
     "._output": ("package_versions", "predictor_statistics", "read_run", "to_datatree", "write_netcdf", "write_run"),
     "._runner": ("SamplingInterrupted", "run_chains"),
     "._zero_variance": ("posterior_scores", "zero_variance_mean", "zero_variance_statistics"),
-    ".models": ("CollapsedModel", "Model", "ModelArgs", "OrderParameterModel", "WeightsModel", "build_model",
-                "theory_start", "weight_shapes", "weights_from_latent"),
+    ".models": (
+        "CollapsedModel",
+        "Model",
+        "ModelArgs",
+        "OrderParameterModel",
+        "WeightsModel",
+        "build_model",
+        "theory_start",
+        "weight_shapes",
+        "weights_from_latent",
+    ),
     ".samplers": ("SAMPLERS", "STATS", "Program", "Sampler", "Settings"),
 }
 _MODULE_OF = {name: mod for mod, names in _WHERE.items() for name in names}

@@ -68,8 +68,10 @@ def load(path, carry_like, fp: str, groups: tuple[str, ...]):
                 raise InputError(f"resume: {name!r} is not a bayes-attn checkpoint (no metadata)")
             meta = json.loads(str(f["meta"]))
             if meta.get("package_version") != __version__:
-                raise InputError(f"resume: checkpoint {name!r} was written by bayes_attn "
-                                 f"{meta.get('package_version')}, this is {__version__}; start the run afresh")
+                raise InputError(
+                    f"resume: checkpoint {name!r} was written by bayes_attn "
+                    f"{meta.get('package_version')}, this is {__version__}; start the run afresh"
+                )
             if meta.get("format") != FORMAT:
                 raise InputError(f"resume: checkpoint {name!r} has an older layout; start the run afresh")
             if meta.get("fingerprint") != fp:
@@ -82,12 +84,14 @@ def load(path, carry_like, fp: str, groups: tuple[str, ...]):
                 if got.shape != want.shape:
                     raise InputError(f"resume: checkpoint {name!r} does not match this sampler's state")
             carry = jax.tree_util.tree_unflatten(treedef, leaves)
-            arrays = {g: {k[len(g) + 2:]: f[k] for k in files if k.startswith(g + "__")} for g in groups}
+            arrays = {g: {k[len(g) + 2 :]: f[k] for k in files if k.startswith(g + "__")} for g in groups}
     except InputError:
         raise
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
-        raise InputError(f"resume: cannot read checkpoint {name!r} ({type(exc).__name__}); it is truncated or "
-                         "corrupt: delete it to start afresh") from None
+        raise InputError(
+            f"resume: cannot read checkpoint {name!r} ({type(exc).__name__}); it is truncated or "
+            "corrupt: delete it to start afresh"
+        ) from None
     return meta, carry, arrays
 
 

@@ -28,8 +28,6 @@ def request_host_devices(n: int) -> None:
         numpyro.set_host_device_count(max(int(n), 1))
 
 
-
-
 class ChainLayout(NamedTuple):
     """``method``: ``"vectorized"`` (``vmap`` within each device) or ``"sequential"`` (``lax.map``);
     ``devices``: how many devices the chains are sharded over (1: no sharding)."""
@@ -63,8 +61,10 @@ def chain_layout(chains: int, requested: str = "auto", devices: int | None = Non
     present = jax.local_device_count()
     if devices is not None:
         if devices > present:
-            raise InputError(f"sampler.devices: {devices} requested but JAX sees {present} device(s) "
-                             "(CPU: bayes_attn.inference.request_host_devices before any JAX operation)")
+            raise InputError(
+                f"sampler.devices: {devices} requested but JAX sees {present} device(s) "
+                "(CPU: bayes_attn.inference.request_host_devices before any JAX operation)"
+            )
         if chains % devices:
             raise InputError(f"sampler.devices: {devices} devices do not divide {chains} chains")
     if chains <= 1:
@@ -76,10 +76,14 @@ def chain_layout(chains: int, requested: str = "auto", devices: int | None = Non
     if requested == "parallel":
         d = _largest_divisor(chains, present)
         if d == 1:
-            warnings.warn(f"chain_method = \"parallel\": {chains} chains but {present} JAX device(s) that could "
-                          "share them evenly; running them vectorized on one device. Call "
-                          "bayes_attn.inference.request_host_devices(chains) before any JAX operation for host "
-                          "devices.", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f'chain_method = "parallel": {chains} chains but {present} JAX device(s) that could '
+                "share them evenly; running them vectorized on one device. Call "
+                "bayes_attn.inference.request_host_devices(chains) before any JAX operation for host "
+                "devices.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         return ChainLayout("vectorized", d)
     if requested == "auto" and jax.default_backend() != "cpu":
         return ChainLayout("vectorized", _largest_divisor(chains, present))
@@ -102,17 +106,20 @@ def shard_chains(fn, layout: ChainLayout, n_batched: int, n_shared: int):
 
     axes = (0,) * n_batched + (None,) * n_shared
     if layout.method == "sequential":
+
         def seq(*a):
             batched, shared = a[:n_batched], a[n_batched:]
             return jax.lax.map(lambda b: fn(*b, *shared), batched)
+
         return jax.jit(seq)
     vec = jax.vmap(fn, in_axes=axes)
     if layout.devices == 1:
         return jax.jit(vec)
-    mesh = Mesh(np.array(jax.local_devices()[:layout.devices]), ("chain",))
+    mesh = Mesh(np.array(jax.local_devices()[: layout.devices]), ("chain",))
     specs = (PartitionSpec("chain"),) * n_batched + (PartitionSpec(),) * n_shared
-    return jax.jit(jax.shard_map(vec, mesh=mesh, in_specs=specs, out_specs=PartitionSpec("chain"),
-                                 check_vma=False))  # no collectives: every chain is independent
+    return jax.jit(
+        jax.shard_map(vec, mesh=mesh, in_specs=specs, out_specs=PartitionSpec("chain"), check_vma=False)
+    )  # no collectives: every chain is independent
 
 
 __all__ = ["request_host_devices", "chain_layout", "chain_method", "shard_chains", "ChainLayout", "CHAIN_METHODS"]

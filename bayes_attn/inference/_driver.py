@@ -21,9 +21,21 @@ from .models import build_model, prior_positions, theory_start
 from .samplers import SAMPLERS, Settings
 
 
-def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | None = None, checkpoint=None,
-           resume: bool = False, stop_after_chunks: int | None = None, fixed: dict | None = None, data: bool = True,
-           attrs: dict | None = None, timings: dict | None = None, basis=None):
+def sample(
+    task,
+    spec: NetworkSpec,
+    cfg: SamplerConfig,
+    *,
+    config_text: str | None = None,
+    checkpoint=None,
+    resume: bool = False,
+    stop_after_chunks: int | None = None,
+    fixed: dict | None = None,
+    data: bool = True,
+    attrs: dict | None = None,
+    timings: dict | None = None,
+    basis=None,
+):
     """Sample the posterior of ``spec`` on ``task`` and return an ArviZ DataTree.
 
     ``cfg.model`` says what is sampled (weights, collapsed weights, order parameters) and
@@ -38,8 +50,18 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
     """
     if basis is None and cfg.basis is not None:
         basis = read_matrix(cfg.basis, field="model.basis")
-    model, args = build_model(task, spec, cfg.model, fixed=fixed, data=data, path_inputs=SAMPLERS[cfg.kind].path_inputs,
-                              rank=cfg.rank, basis=basis, attention_scale=cfg.attention_scale, limit=cfg.limit)
+    model, args = build_model(
+        task,
+        spec,
+        cfg.model,
+        fixed=fixed,
+        data=data,
+        path_inputs=SAMPLERS[cfg.kind].path_inputs,
+        rank=cfg.rank,
+        basis=basis,
+        attention_scale=cfg.attention_scale,
+        limit=cfg.limit,
+    )
     positions = imm = None
     if cfg.init == "prior":
         positions = prior_positions(model, spec, cfg.chains, cfg.seed)
@@ -51,8 +73,20 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
     settings = Settings.from_config(cfg, fixed_metric=imm is not None)
     fp = fingerprint(cfg, spec, model, args.data_arrays())
     t0 = time.perf_counter()
-    groups = run_chains(cfg.kind, model, args, cfg, settings, fp=fp, positions=positions, inverse_mass_matrix=imm,
-                        checkpoint=checkpoint, resume=resume, stop_after_chunks=stop_after_chunks, timings=timings)
+    groups = run_chains(
+        cfg.kind,
+        model,
+        args,
+        cfg,
+        settings,
+        fp=fp,
+        positions=positions,
+        inverse_mass_matrix=imm,
+        checkpoint=checkpoint,
+        resume=resume,
+        stop_after_chunks=stop_after_chunks,
+        timings=timings,
+    )
     wall = time.perf_counter() - t0
     root = {
         "sampler": cfg.kind,
@@ -77,16 +111,24 @@ def sample(task, spec: NetworkSpec, cfg: SamplerConfig, *, config_text: str | No
         **(attrs or {}),
     }
     if cfg.model in ATTENTION_MODELS:
-        root.update(rank=cfg.rank, limit=cfg.limit, attention_scale=float(args.inputs.scale),
-                    attention_dimension=model.m)
+        root.update(
+            rank=cfg.rank, limit=cfg.limit, attention_scale=float(args.inputs.scale), attention_dimension=model.m
+        )
     if config_text is not None:
         root["config"] = config_text
     labels = task.path_labels
     if cfg.model in ATTENTION_MODELS:  # sampled heads are not the task's named heads: "l.h" for head h of layer l
         labels = path_labels([[f"{l}.{h}" for h in range(1, H + 1)] for l, H in enumerate(spec.heads, start=1)])
-    return to_datatree(groups["posterior"], groups["sample_stats"], path_labels=labels,
-                       y_train=task.y_train, y_test=task.y_test, attrs=root,
-                       warmup_sample_stats=groups["warmup_sample_stats"], warmup_posterior=groups["warmup_posterior"])
+    return to_datatree(
+        groups["posterior"],
+        groups["sample_stats"],
+        path_labels=labels,
+        y_train=task.y_train,
+        y_test=task.y_test,
+        attrs=root,
+        warmup_sample_stats=groups["warmup_sample_stats"],
+        warmup_posterior=groups["warmup_posterior"],
+    )
 
 
 __all__ = ["sample"]

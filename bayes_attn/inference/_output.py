@@ -43,13 +43,21 @@ def _dims(name: str, arr: np.ndarray) -> list[str]:
     if name.startswith("U_") and arr.ndim == 4:  # U_l, l >= 2: multi-index (h_l, ..., h_L)
         return [f"{name}_row", f"{name}_col"]
     if name.startswith("attention_") and arr.ndim == 6:  # sampled attention of the first test inputs
-        return ["map", f"head_{name[len('attention_'):]}", "key", "query"]
+        return ["map", f"head_{name[len('attention_') :]}", "key", "query"]
     return [f"{name}_dim_{i}" for i in range(arr.ndim - 2)]
 
 
-def to_datatree(posterior: dict, sample_stats: dict, *, path_labels, y_train, y_test,
-                attrs: dict | None = None, warmup_sample_stats: dict | None = None,
-                warmup_posterior: dict | None = None) -> xr.DataTree:
+def to_datatree(
+    posterior: dict,
+    sample_stats: dict,
+    *,
+    path_labels,
+    y_train,
+    y_test,
+    attrs: dict | None = None,
+    warmup_sample_stats: dict | None = None,
+    warmup_posterior: dict | None = None,
+) -> xr.DataTree:
     """Assemble the run's DataTree from ``(chain, draw, ...)`` arrays (empty or absent warm-up groups are left
     out)."""
     coords = {"path": list(path_labels), "path_": list(path_labels)}
@@ -70,8 +78,11 @@ def to_datatree(posterior: dict, sample_stats: dict, *, path_labels, y_train, y_
         "/": xr.Dataset(attrs=root_attrs),
         "posterior": ds(posterior),
         "sample_stats": ds(sample_stats),
-        **{name: ds(g) for name, g in (("warmup_sample_stats", warmup_sample_stats),
-                                       ("warmup_posterior", warmup_posterior)) if g},
+        **{
+            name: ds(g)
+            for name, g in (("warmup_sample_stats", warmup_sample_stats), ("warmup_posterior", warmup_posterior))
+            if g
+        },
         "observed_data": xr.Dataset({"y_train": ("train", np.asarray(y_train))}),
         "constant_data": xr.Dataset({"y_test": ("test", np.asarray(y_test))}),
     }

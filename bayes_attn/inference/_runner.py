@@ -122,6 +122,7 @@ def compiled(sampler: str, model, settings, store_weights: bool, layout, part: s
             blank = _zeros(jax.eval_shape(derive, c, args))
             d = jax.lax.cond(store & (j * thin < n_iter), lambda c: derive(c, args), lambda c: blank, c)
             return c, (d, st)
+
         return jax.lax.scan(block, carry, jnp.arange(n))
 
     return shard_chains(loop, layout, 2, 4)
@@ -163,9 +164,21 @@ def cast(tree, name: str):
 GROUPS = ("posterior", "sample_stats", "warmup_sample_stats", "warmup_posterior")
 
 
-def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=None, inverse_mass_matrix=None,
-               checkpoint=None, resume: bool = False, stop_after_chunks: int | None = None,
-               timings: dict | None = None):
+def run_chains(
+    sampler: str,
+    model,
+    args,
+    cfg,
+    settings,
+    *,
+    fp: str,
+    positions=None,
+    inverse_mass_matrix=None,
+    checkpoint=None,
+    resume: bool = False,
+    stop_after_chunks: int | None = None,
+    timings: dict | None = None,
+):
     """Run ``cfg.chains`` chains; return a dict ``{group: {name: (chain, draw, ...) array}}`` of :data:`GROUPS`.
 
     Warm-up statistics (``warmup_sample_stats``) are always kept, per thinning block like the draws (so
@@ -181,12 +194,38 @@ def run_chains(sampler: str, model, args, cfg, settings, *, fp: str, positions=N
     """
     layout = chain_layout(cfg.chains, cfg.chain_method, cfg.devices)
     with precision(cfg.precision):
-        return _run(sampler, model, cast(args, cfg.precision), cfg, settings, layout, fp, cast(positions, cfg.precision),
-                    cast(inverse_mass_matrix, cfg.precision), checkpoint, resume, stop_after_chunks, timings)
+        return _run(
+            sampler,
+            model,
+            cast(args, cfg.precision),
+            cfg,
+            settings,
+            layout,
+            fp,
+            cast(positions, cfg.precision),
+            cast(inverse_mass_matrix, cfg.precision),
+            checkpoint,
+            resume,
+            stop_after_chunks,
+            timings,
+        )
 
 
-def _run(sampler, model, args, cfg, settings, layout, fp, positions, inverse_mass_matrix, checkpoint, resume,
-         stop_after_chunks, timings):
+def _run(
+    sampler,
+    model,
+    args,
+    cfg,
+    settings,
+    layout,
+    fp,
+    positions,
+    inverse_mass_matrix,
+    checkpoint,
+    resume,
+    stop_after_chunks,
+    timings,
+):
     sch = Schedule.from_config(cfg)
     part = functools.partial(compiled, sampler, model, settings, cfg.store_weights, layout)
     # one sampling program per run, whatever the chunk lengths (module docstring); warm-up shares it where the
@@ -207,9 +246,13 @@ def _run(sampler, model, args, cfg, settings, layout, fp, positions, inverse_mas
         with clock("init"):
             carry = jax.block_until_ready(part("init")(keys, positions, args, imm))
 
-    bar = tqdm(total=sch.total, initial=done["warm"] + done["skipped"] + done["kept"] * sch.thin,
-               disable=not cfg.progress_bar, dynamic_ncols=True,
-               desc=f"{sampler} {'warmup' if done['warm'] < sch.warmup else 'sample'}")
+    bar = tqdm(
+        total=sch.total,
+        initial=done["warm"] + done["skipped"] + done["kept"] * sch.thin,
+        disable=not cfg.progress_bar,
+        dynamic_ncols=True,
+        desc=f"{sampler} {'warmup' if done['warm'] < sch.warmup else 'sample'}",
+    )
     chunks = 0
 
     def after_chunk():
@@ -251,7 +294,8 @@ def _run(sampler, model, args, cfg, settings, layout, fp, positions, inverse_mas
             n = min(sch.per_chunk, sch.n_keep - done["kept"])
             with clock("sample"):
                 carry, (d, st) = jax.block_until_ready(
-                    draw(carry, keys, t_sample + done["kept"] * sch.thin, n * sch.thin, True, args))
+                    draw(carry, keys, t_sample + done["kept"] * sch.thin, n * sch.thin, True, args)
+                )
             _append(groups["posterior"], d, n)
             _append(groups["sample_stats"], st, n)
             done["kept"] += n

@@ -38,8 +38,10 @@ def _stacked_order_parameters(post: xr.Dataset, layout: OrderParameterLayout):
     needed = ["U", "U_a"] + [f"U_{l}" for l in range(2, layout.n_layers + 1)]
     missing = [k for k in needed if k not in post]
     if missing:
-        raise InputError(f"run: posterior lacks {', '.join(missing)}; zero-variance estimates need a "
-                         "run of model.kind = \"order_parameters\"")
+        raise InputError(
+            f"run: posterior lacks {', '.join(missing)}; zero-variance estimates need a "
+            'run of model.kind = "order_parameters"'
+        )
     n = post.sizes["chain"] * post.sizes["draw"]
     U_a = post["U_a"].values.reshape(n)
     Us = [post["U"].values.reshape(n, layout.sizes[0], layout.sizes[0])]
@@ -49,8 +51,7 @@ def _stacked_order_parameters(post: xr.Dataset, layout: OrderParameterLayout):
     return U_a, Us
 
 
-def posterior_scores(post: xr.Dataset, task, spec: NetworkSpec, *, data: bool = True,
-                     batch: int = 2048) -> np.ndarray:
+def posterior_scores(post: xr.Dataset, task, spec: NetworkSpec, *, data: bool = True, batch: int = 2048) -> np.ndarray:
     """``grad_xi ln p(xi | D)`` at every stored draw: ``(chain, draw, d)``, ``d`` = chain dimension."""
     model, args = build_model(task, spec, "order_parameters", data=data)
     layout = model.layout
@@ -65,8 +66,10 @@ def posterior_scores(post: xr.Dataset, task, spec: NetworkSpec, *, data: bool = 
         return jax.vmap(one)(U_a, Us)
 
     U_a, Us = _stacked_order_parameters(post, layout)
-    out = [np.asarray(scores(jnp.asarray(U_a[i:i + batch]), [jnp.asarray(U[i:i + batch]) for U in Us]))
-           for i in range(0, U_a.shape[0], batch)]
+    out = [
+        np.asarray(scores(jnp.asarray(U_a[i : i + batch]), [jnp.asarray(U[i : i + batch]) for U in Us]))
+        for i in range(0, U_a.shape[0], batch)
+    ]
     return np.concatenate(out).reshape(post.sizes["chain"], post.sizes["draw"], -1)
 
 
@@ -95,8 +98,13 @@ def zero_variance_mean(g: np.ndarray, scores: np.ndarray) -> dict[str, np.ndarra
 
     mean, mcse = mean_mcse(resid)
     mean_plain, mcse_plain = mean_mcse(Y)
-    return {"mean": mean, "mcse": mcse, "mean_plain": mean_plain, "mcse_plain": mcse_plain,
-            "beta": beta.reshape(X.shape[1], *rest)}
+    return {
+        "mean": mean,
+        "mcse": mcse,
+        "mean_plain": mean_plain,
+        "mcse_plain": mcse_plain,
+        "beta": beta.reshape(X.shape[1], *rest),
+    }
 
 
 def zero_variance_statistics(dt: xr.DataTree, task, spec: NetworkSpec, names=("f", "U")) -> dict:

@@ -56,7 +56,7 @@ def unpack_cholesky(theta, sizes):
     """Concatenated log-Cholesky parameters -> ``[U_1, ..., U_L]`` of sizes ``sizes`` (all PD)."""
     out, k = [], 0
     for p in sizes:
-        L = cholesky_factor(theta[k:k + tril_size(p)], p)
+        L = cholesky_factor(theta[k : k + tril_size(p)], p)
         out.append(L @ L.T)
         k += tril_size(p)
     return out
@@ -72,7 +72,7 @@ def unpack_symmetric(u, sizes):
     out, k = [], 0
     for p in sizes:
         rows, cols = np.triu_indices(p)
-        U = jnp.zeros((p, p), dtype=u.dtype).at[rows, cols].set(u[k:k + tril_size(p)])
+        U = jnp.zeros((p, p), dtype=u.dtype).at[rows, cols].set(u[k : k + tril_size(p)])
         out.append(U + jnp.triu(U, 1).T)
         k += tril_size(p)
     return out
@@ -93,5 +93,15 @@ def symmetric_to_packed_matrix(p: int) -> np.ndarray:
     return D
 
 
-__all__ = ["tril_size", "diag_positions", "cholesky_factor", "cholesky_theta", "cholesky_log_jacobian",
-           "unpack_cholesky", "pack_cholesky", "unpack_symmetric", "pack_symmetric", "symmetric_to_packed_matrix"]
+__all__ = [
+    "tril_size",
+    "diag_positions",
+    "cholesky_factor",
+    "cholesky_theta",
+    "cholesky_log_jacobian",
+    "unpack_cholesky",
+    "pack_cholesky",
+    "unpack_symmetric",
+    "pack_symmetric",
+    "symmetric_to_packed_matrix",
+]

@@ -121,9 +121,11 @@ def energy_derivatives(U, kd: KernelData, y, T):
         cvec = jnp.einsum("pqmn,m->pqn", B, r)  # B_pr^T r
         g = jnp.einsum("pqmm->pq", GB) - jnp.einsum("pqm,m->pq", b, r)
         Gbv = jnp.einsum("prab,b->pra", GB, r)
-        H = (-jnp.einsum("stab,prba->prst", GB, GB)
-             + jnp.einsum("sta,pra->prst", b, Gbv)
-             + jnp.einsum("pra,sta->prst", cvec, Gbv))
+        H = (
+            -jnp.einsum("stab,prba->prst", GB, GB)
+            + jnp.einsum("sta,pra->prst", b, Gbv)
+            + jnp.einsum("pra,sta->prst", cvec, Gbv)
+        )
         return E, g, H
     c, _ = shifted_cholesky(apply_kernel(kd, U), T)
     r = jsl.cho_solve((c, True), y)
@@ -135,11 +137,23 @@ def energy_derivatives(U, kd: KernelData, y, T):
     Mv = jnp.einsum("ipjs,jt->ipst", M, v)
     X = M.transpose(1, 3, 0, 2).reshape(n * n, d * d)  # [p s, i j]
     Z = M.transpose(3, 1, 2, 0).reshape(n * n, d * d)  # [r t, i j]
-    H = (-(X @ Z.T).reshape(n, n, n, n).transpose(0, 2, 1, 3)
-         + jnp.einsum("ipst,ir->prst", Mv, v)
-         + jnp.einsum("irst,ip->prst", Mv, v))
+    H = (
+        -(X @ Z.T).reshape(n, n, n, n).transpose(0, 2, 1, 3)
+        + jnp.einsum("ipst,ir->prst", Mv, v)
+        + jnp.einsum("irst,ip->prst", Mv, v)
+    )
     return E, g, H
 
 
-__all__ = ["MAX_FLOATS", "KernelData", "kernel_data", "use_blocks", "apply_kernel", "kernel_matrix", "kernel_diag",
-           "path_kernel_blocks", "energy_gradient", "energy_derivatives"]
+__all__ = [
+    "MAX_FLOATS",
+    "KernelData",
+    "kernel_data",
+    "use_blocks",
+    "apply_kernel",
+    "kernel_matrix",
+    "kernel_diag",
+    "path_kernel_blocks",
+    "energy_gradient",
+    "energy_derivatives",
+]

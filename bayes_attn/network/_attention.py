@@ -94,8 +94,7 @@ class HeadLayer:
         else:
             shapes = {k: np.shape(v) for k, v in self.params.items()}
             for k, shp in shapes.items():
-                require(len(shp) == 4 and shp[2] == shp[3], f"attention.{k}",
-                        f"must be (P, H, S, S), got {shp}")
+                require(len(shp) == 4 and shp[2] == shp[3], f"attention.{k}", f"must be (P, H, S, S), got {shp}")
                 array(self.params[k], f"attention.{k}")
             Hs = {shp[1] for shp in shapes.values()}
             require(len(Hs) == 1, "attention", f"fixed arrays disagree on the number of heads: {shapes}")
@@ -130,8 +129,11 @@ class HeadLayer:
         if self.style == "fixed":
             require(split in self.params, "attention", f"no fixed attention array for split {split!r}")
             om = jnp.asarray(self.params[split])
-            require(om.shape[0] == x.shape[0] and om.shape[2] == x.shape[1], f"attention.{split}",
-                    f"shape {om.shape} does not match inputs {x.shape}")
+            require(
+                om.shape[0] == x.shape[0] and om.shape[2] == x.shape[1],
+                f"attention.{split}",
+                f"shape {om.shape} does not match inputs {x.shape}",
+            )
             return om
         return {k: jnp.asarray(v) for k, v in self.params.items()}
 

@@ -73,7 +73,7 @@ def gram(w):
 def order_parameters(values: Sequence, a):
     """Microscopic order parameters ``(U_a, [U_1, ..., U_L])`` (theory.md §4.3)."""
     ws = backward_readouts(values, a)
-    return jnp.sum(a ** 2) / a.shape[0], [gram(w) for w in ws]
+    return jnp.sum(a**2) / a.shape[0], [gram(w) for w in ws]
 
 
 def forward_paths(xpi, V0, w_eff):
@@ -102,7 +102,7 @@ def forward(x, omegas: Sequence, readout: str, V0, values: Sequence, a):
 def layer_view(heads: Sequence[int], l: int) -> tuple[int, int, int]:
     """``(n_prefix, H_l, n_suffix)`` of 0-based layer ``l``: a path index is ``(prefix, h_l, suffix)``
     with ``h_1`` most significant (theory.md §1)."""
-    return math.prod(heads[:l]), heads[l], math.prod(heads[l + 1:])
+    return math.prod(heads[:l]), heads[l], math.prod(heads[l + 1 :])
 
 
 def project_input(V0, xpi):

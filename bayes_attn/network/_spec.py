@@ -47,7 +47,7 @@ class _Sizes:
 
     def p(self, l: int) -> int:
         """Size ``p_l = prod_{k=l}^{L} H_k`` of ``U_l`` (1-based ``l``; ``p_{L+1} = 1``)."""
-        return math.prod(self.heads[l - 1:])
+        return math.prod(self.heads[l - 1 :])
 
     @property
     def sigma2_input(self):
@@ -94,8 +94,11 @@ class NetworkSpec(_Sizes):
 
     def __post_init__(self):
         heads = self.heads
-        require(isinstance(heads, (list, tuple)) and len(heads) >= 1, "network.heads",
-                f"needs at least one layer, got {heads!r}")
+        require(
+            isinstance(heads, (list, tuple)) and len(heads) >= 1,
+            "network.heads",
+            f"needs at least one layer, got {heads!r}",
+        )
         heads = tuple(positive(h, f"network.heads[{i}]", integer=True) for i, h in enumerate(heads))
         object.__setattr__(self, "heads", tuple(int(h) for h in heads))
         positive(self.n0, "network.n0", integer=True)
@@ -121,8 +124,14 @@ class NetworkSpec(_Sizes):
 
     def with_(self, **changes) -> "NetworkSpec":
         """A copy with fields changed (re-validated)."""
-        kw = dict(heads=self.heads, n0=self.n0, width=self.width, variances=self.variances,
-                  temperature=self.temperature, readout=self.readout)
+        kw = dict(
+            heads=self.heads,
+            n0=self.n0,
+            width=self.width,
+            variances=self.variances,
+            temperature=self.temperature,
+            readout=self.readout,
+        )
         kw.update(changes)
         return NetworkSpec(**kw)
 
@@ -153,8 +162,12 @@ class Hyper(_Sizes):
 
     @classmethod
     def from_spec(cls, spec: NetworkSpec) -> "Hyper":
-        return cls(spec.heads, jnp.asarray(spec.widths, dtype=jnp.float64),
-                   jnp.asarray(spec.variances, dtype=jnp.float64), jnp.asarray(spec.temperature, dtype=jnp.float64))
+        return cls(
+            spec.heads,
+            jnp.asarray(spec.widths, dtype=jnp.float64),
+            jnp.asarray(spec.variances, dtype=jnp.float64),
+            jnp.asarray(spec.temperature, dtype=jnp.float64),
+        )
 
     def tree_flatten(self):
         return (self.widths, self.variances, self.temperature), self.heads

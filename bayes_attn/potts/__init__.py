@@ -52,4 +52,28 @@ from ._pl import __all__ as _b4
 from ._fit import *  # noqa: F401,F403
 from ._fit import __all__ as _b5
 
-__all__ = sorted({*_a0, *_a1, *_a2, *_a3, *_a4, *_a5, *_a6, *_a7, *_a8, *_a9, *_a10, *_a11, *_a12, *_a13, *_a14, *_b0, *_b1, *_b2, *_b3, *_b4, *_b5})
+__all__ = sorted(
+    {
+        *_a0,
+        *_a1,
+        *_a2,
+        *_a3,
+        *_a4,
+        *_a5,
+        *_a6,
+        *_a7,
+        *_a8,
+        *_a9,
+        *_a10,
+        *_a11,
+        *_a12,
+        *_a13,
+        *_a14,
+        *_b0,
+        *_b1,
+        *_b2,
+        *_b3,
+        *_b4,
+        *_b5,
+    }
+)

@@ -36,9 +36,20 @@ from .._errors import InputError, one_of, require
 ALPHABETS = {"protein": "-ACDEFGHIKLMNPQRSTVWY", "rna": "-ACGU"}
 #: alignment formats :func:`read_alignment` reads (``fmt``; detected from the file when not given)
 FORMATS = ("fasta", "a2m", "a3m", "stockholm")
-_EXT = {".fasta": "fasta", ".fa": "fasta", ".fas": "fasta", ".afa": "fasta", ".faa": "fasta", ".aln": "fasta",
-        ".a2m": "a2m", ".a3m": "a3m", ".sto": "stockholm", ".sth": "stockholm", ".stk": "stockholm",
-        ".stockholm": "stockholm"}
+_EXT = {
+    ".fasta": "fasta",
+    ".fa": "fasta",
+    ".fas": "fasta",
+    ".afa": "fasta",
+    ".faa": "fasta",
+    ".aln": "fasta",
+    ".a2m": "a2m",
+    ".a3m": "a3m",
+    ".sto": "stockholm",
+    ".sth": "stockholm",
+    ".stk": "stockholm",
+    ".stockholm": "stockholm",
+}
 _RANGE = re.compile(r"^(?P<name>.+)/(?P<start>-?\d+)-(?P<end>-?\d+)$")
 
 
@@ -95,8 +106,10 @@ def detect_format(path, text: str) -> str:
         return "stockholm"
     if head.startswith(">"):
         return "fasta"
-    raise InputError(f"{p.name}: unknown alignment format (expected FASTA/A2M/A3M starting with '>' or "
-                     f"Stockholm starting with '# STOCKHOLM')")
+    raise InputError(
+        f"{p.name}: unknown alignment format (expected FASTA/A2M/A3M starting with '>' or "
+        f"Stockholm starting with '# STOCKHOLM')"
+    )
 
 
 def parse_fasta(text: str, name: str = "alignment") -> list[tuple[str, str]]:
@@ -141,8 +154,7 @@ def _match_masks(raws: list[str], all_match: bool) -> tuple[str, object]:
         arr = np.frombuffer("".join(raws).encode("latin-1", errors="replace"), np.uint8).reshape(len(raws), -1)
         cols = ((arr >= ord("A")) & (arr <= ord("Z"))).any(0).tolist()
         return "columns with an uppercase letter", lambda raw: cols
-    return "uppercase and '-' (lowercase and '.' are inserts)", \
-        lambda raw: [not (c.islower() or c == ".") for c in raw]
+    return "uppercase and '-' (lowercase and '.' are inserts)", lambda raw: [not (c.islower() or c == ".") for c in raw]
 
 
 def _residue_numbers(header: str, raw: str, flags) -> tuple[str, list[int]]:
@@ -162,7 +174,7 @@ def _residue_numbers(header: str, raw: str, flags) -> tuple[str, list[int]]:
 def encode(rows, alphabet: str) -> tuple[np.ndarray, int, int]:
     """Rows of letters -> (M, L) colours; letters outside the alphabet -> gap.  Returns (array, unknown
     letters, residues).  RNA reads T as U."""
-    lut = np.zeros(256, np.int32)              # everything unknown -> gap (0)
+    lut = np.zeros(256, np.int32)  # everything unknown -> gap (0)
     known = np.zeros(256, bool)
     for i, ch in enumerate(alphabet):
         lut[ord(ch)] = i
@@ -170,13 +182,20 @@ def encode(rows, alphabet: str) -> tuple[np.ndarray, int, int]:
     if alphabet == ALPHABETS["rna"]:
         lut[ord("T")], known[ord("T")] = alphabet.index("U"), True
     buf = np.frombuffer("".join(rows).encode("latin-1", errors="replace"), np.uint8).reshape(len(rows), -1)
-    letters = (buf != ord("-"))
+    letters = buf != ord("-")
     unknown = int(np.sum(letters & ~known[buf]))
     return lut[buf].astype(np.int32), unknown, int(letters.sum())
 
 
-def read_alignment(path, *, alphabet: str = "protein", focus: str | None = None, fmt: str | None = None,
-                   max_gap_column: float | None = None, max_gap_sequence: float | None = None) -> Alignment:
+def read_alignment(
+    path,
+    *,
+    alphabet: str = "protein",
+    focus: str | None = None,
+    fmt: str | None = None,
+    max_gap_column: float | None = None,
+    max_gap_sequence: float | None = None,
+) -> Alignment:
     """Read an alignment file (FASTA, A2M/A3M, Stockholm; gzipped or not) into colours.
 
     ``alphabet``: ``"protein"`` or ``"rna"`` (a key of :data:`ALPHABETS`); ``focus``: the ID of the focus
@@ -202,19 +221,28 @@ def read_alignment(path, *, alphabet: str = "protein", focus: str | None = None,
         rows.append("".join(c for c, f in zip(raw, fl) if f).upper().replace(".", "-"))
     width = len(rows[0])
     for (h, _), r in zip(records, rows):
-        require(len(r) == width, p.name, f"rows of unequal length: {h.split()[0] if h.split() else h!r} has "
-                f"{len(r)} match columns, the first row {width}")
+        require(
+            len(r) == width,
+            p.name,
+            f"rows of unequal length: {h.split()[0] if h.split() else h!r} has "
+            f"{len(r)} match columns, the first row {width}",
+        )
     require(width > 0, p.name, "has no match columns (all lowercase inserts?)")
     ids = tuple(h.split()[0] if h.split() else h for h, _ in records)
-    report = {"file": p.name, "format": fmt, "sequences_read": len(rows), "match_columns": width,
-              "match_rule": rule, "insert_characters_dropped": int(sum(len(raw) - len(r) for raw, r in zip(raws, rows)))}
+    report = {
+        "file": p.name,
+        "format": fmt,
+        "sequences_read": len(rows),
+        "match_columns": width,
+        "match_rule": rule,
+        "insert_characters_dropped": int(sum(len(raw) - len(r) for raw, r in zip(raws, rows))),
+    }
     cols = np.arange(width)
     residues = np.arange(1, width + 1)
     focus_id, focus_row = "", None
     if focus is not None:
         require(bool(focus), "focus", "is empty")
-        hits = [k for k, (h, raw) in enumerate(records)
-                if ids[k] == focus or _RANGE.sub(r"\g<name>", ids[k]) == focus]
+        hits = [k for k, (h, raw) in enumerate(records) if ids[k] == focus or _RANGE.sub(r"\g<name>", ids[k]) == focus]
         require(len(hits) > 0, "focus", f"no sequence {focus!r} in {p.name}")
         k = hits[0]
         _, nums = _residue_numbers(records[k][0], raws[k], flags_of(raws[k]))
@@ -224,9 +252,11 @@ def read_alignment(path, *, alphabet: str = "protein", focus: str | None = None,
         residues, focus_id, focus_row = nums[cols], ids[k], k
         report["focus_columns"] = int(cols.size)
     s, unknown, letters = encode([r for r in rows], ALPHABETS[alphabet])
-    require(letters == 0 or unknown <= 0.5 * letters, "alphabet",
-            f"{unknown} of {letters} residues of {p.name} are not in the {alphabet} alphabet "
-            f"{ALPHABETS[alphabet][1:]!r}")
+    require(
+        letters == 0 or unknown <= 0.5 * letters,
+        "alphabet",
+        f"{unknown} of {letters} residues of {p.name} are not in the {alphabet} alphabet {ALPHABETS[alphabet][1:]!r}",
+    )
     report["unknown_letters_to_gap"] = unknown
     s = s[:, cols]
     keep_rows = np.arange(len(rows))
@@ -238,15 +268,30 @@ def read_alignment(path, *, alphabet: str = "protein", focus: str | None = None,
     if max_gap_sequence is not None:
         ok = (s == 0).mean(1) <= max_gap_sequence
         if focus_row is not None:
-            ok[focus_row] = True               # the focus row is never dropped
+            ok[focus_row] = True  # the focus row is never dropped
         report["sequences_dropped_gaps"] = int((~ok).sum())
         s, keep_rows = s[ok], keep_rows[ok]
         require(s.shape[0] >= 1, "max-gap-sequence", f"leaves no sequence of {p.name}")
     focus_seq = "" if focus_row is None else "".join(rows[focus_row][c] for c in cols).upper()
     report.update(M=int(s.shape[0]), L=int(s.shape[1]))
-    return Alignment(np.ascontiguousarray(s, np.int32), tuple(ids[k] for k in keep_rows), ALPHABETS[alphabet],
-                     focus_id, focus_seq, np.asarray(residues, np.int64), report)
+    return Alignment(
+        np.ascontiguousarray(s, np.int32),
+        tuple(ids[k] for k in keep_rows),
+        ALPHABETS[alphabet],
+        focus_id,
+        focus_seq,
+        np.asarray(residues, np.int64),
+        report,
+    )
 
 
-__all__ = ["ALPHABETS", "FORMATS", "Alignment", "read_alignment", "parse_fasta", "parse_stockholm", "detect_format",
-           "encode"]
+__all__ = [
+    "ALPHABETS",
+    "FORMATS",
+    "Alignment",
+    "read_alignment",
+    "parse_fasta",
+    "parse_stockholm",
+    "detect_format",
+    "encode",
+]

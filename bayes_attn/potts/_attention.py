@@ -66,9 +66,13 @@ def fa_init(key, cfg: FAConfig, scale: float = 0.1) -> FactoredParams | SoftmaxP
     b = jnp.zeros((L, C)) if cfg.bias else None
     if cfg.kind == "free":
         return FactoredParams(scale * jax.random.normal(k[1], (H, L, L)), V, b)
-    return SoftmaxParams(jax.random.normal(k[2], (L, cfg.d_pos)),
-                         jax.random.normal(k[3], (H, cfg.d_k, cfg.d_pos)) / np.sqrt(cfg.d_pos),
-                         jax.random.normal(k[4], (H, cfg.d_k, cfg.d_pos)) / np.sqrt(cfg.d_pos), V * 10, b)
+    return SoftmaxParams(
+        jax.random.normal(k[2], (L, cfg.d_pos)),
+        jax.random.normal(k[3], (H, cfg.d_k, cfg.d_pos)) / np.sqrt(cfg.d_pos),
+        jax.random.normal(k[4], (H, cfg.d_k, cfg.d_pos)) / np.sqrt(cfg.d_pos),
+        V * 10,
+        b,
+    )
 
 
 def fa_attention(params: FactoredParams | SoftmaxParams) -> jax.Array:
@@ -91,7 +95,7 @@ def fa_logits(params: FactoredParams | SoftmaxParams, s) -> jax.Array:
     A = fa_attention(params)
     # z_i(a) = sum_h sum_j A^h_ij V^h[a, s_j]: gather the columns V[:, s_j] (O(M L^2 C)) instead
     # of contracting a one-hot (M, L, C) with V (one more O(M L C^2) pass)
-    Vs = jnp.swapaxes(params.V, -1, -2)[:, jnp.asarray(s)]        # (H, M, L, C)
+    Vs = jnp.swapaxes(params.V, -1, -2)[:, jnp.asarray(s)]  # (H, M, L, C)
     Z = jnp.einsum("hij,hmjc->mic", A, Vs)
     if params.b is not None:
         Z = Z + params.b
@@ -107,9 +111,8 @@ def fa_couplings(params: FactoredParams | SoftmaxParams) -> jax.Array:
 def fa_penalty(params: FactoredParams | SoftmaxParams) -> jax.Array:
     """Sum of squared weights (L2 on A and V, or on P, WQ, WK, V for the softmax variant; not on b)."""
     params = as_params(params)
-    weights = (params.V, params.A) if isinstance(params, FactoredParams) else (params.V, params.P, params.WQ,
-                                                                                params.WK)
-    return sum(jnp.sum(v ** 2) for v in weights)
+    weights = (params.V, params.A) if isinstance(params, FactoredParams) else (params.V, params.P, params.WQ, params.WK)
+    return sum(jnp.sum(v**2) for v in weights)
 
 
 def pl_loss(params: FactoredParams | SoftmaxParams, s) -> jax.Array:
@@ -119,7 +122,7 @@ def pl_loss(params: FactoredParams | SoftmaxParams, s) -> jax.Array:
 
 def mlm_loss(params: FactoredParams | SoftmaxParams, s, positions) -> jax.Array:
     """One-mask MLM loss: mean over sequences of -log p(s_{m, i_m} | rest), ``positions`` (M,) (§4)."""
-    z = fa_logits(params, s)                                       # masking is automatic (A_ii = 0)
+    z = fa_logits(params, s)  # masking is automatic (A_ii = 0)
     m = jnp.arange(z.shape[0])
     logp = jax.nn.log_softmax(z[m, positions], axis=-1)
     return -jnp.mean(logp[m, jnp.asarray(s)[m, positions]])
@@ -134,12 +137,12 @@ class FitInfo(NamedTuple):
     """How an L-BFGS fit ended (:func:`lbfgs`): final objective and gradient norm, iterations, whether it
     converged and why it stopped (one of :data:`STOP_REASONS`)."""
 
-    loss: float          # final regularised training objective
-    grad_norm: float     # final gradient norm
+    loss: float  # final regularised training objective
+    grad_norm: float  # final gradient norm
     iterations: int
-    converged: bool      # stopped on the gradient tolerance or on the relative decrease of the objective
-    reason: str = ""     # "gradient" | "objective" | "stalled" (a step that moved nothing) | "max_iter"
-    rel_decrease: float = float("nan")   # relative decrease of the objective at the last iteration
+    converged: bool  # stopped on the gradient tolerance or on the relative decrease of the objective
+    reason: str = ""  # "gradient" | "objective" | "stalled" (a step that moved nothing) | "max_iter"
+    rel_decrease: float = float("nan")  # relative decrease of the objective at the last iteration
 
 
 #: where the jitted L-BFGS loop reports (iteration, objective, gradient norm) every
@@ -172,16 +175,27 @@ def _lbfgs_runner(objective, patience, memory):
             rel = (f_prev - value) / jnp.maximum(jnp.abs(value), 1.0)
             n_small = jnp.where(rel <= rtol, n_small + 1, 0)
             moved = optax.tree.norm(upd) > 0
-            jax.lax.cond(it % PROGRESS_EVERY == 0, lambda: jax.debug.callback(_emit, it, value, optax.tree.norm(grad)),
-                         lambda: None)
+            jax.lax.cond(
+                it % PROGRESS_EVERY == 0,
+                lambda: jax.debug.callback(_emit, it, value, optax.tree.norm(grad)),
+                lambda: None,
+            )
             return optax.apply_updates(p, upd), st, optax.tree.norm(grad), it + 1, value, n_small, rel, moved
 
         def cond(carry):
             _, _, gn, it, _, n_small, _, moved = carry
             return (it < max_iter) & (gn > tol) & (n_small < patience) & moved
 
-        init = (params, opt.init(params), jnp.asarray(jnp.inf), jnp.asarray(0), jnp.asarray(jnp.inf),
-                jnp.asarray(0), jnp.asarray(jnp.inf), jnp.asarray(True))
+        init = (
+            params,
+            opt.init(params),
+            jnp.asarray(jnp.inf),
+            jnp.asarray(0),
+            jnp.asarray(jnp.inf),
+            jnp.asarray(0),
+            jnp.asarray(jnp.inf),
+            jnp.asarray(True),
+        )
         p, _, gn_last, it, _, n_small, rel, moved = jax.lax.while_loop(cond, step, init)
         value, grad = jax.value_and_grad(f)(p)
         return p, value, optax.tree.norm(grad), it, n_small, rel, moved, gn_last
@@ -189,8 +203,17 @@ def _lbfgs_runner(objective, patience, memory):
     return run
 
 
-def lbfgs(objective, params, *args, max_iter: int = 2000, tol: float = 1e-6, rtol: float = 1e-9,
-          patience: int = 3, memory: int = 20, progress=None):
+def lbfgs(
+    objective,
+    params,
+    *args,
+    max_iter: int = 2000,
+    tol: float = 1e-6,
+    rtol: float = 1e-9,
+    patience: int = 3,
+    memory: int = 20,
+    progress=None,
+):
     """Minimise ``objective(params, *args)`` with optax L-BFGS (zoom line search).
 
     Stopping rule: the gradient norm <= ``tol`` (reason ``"gradient"``), or the
@@ -206,8 +229,9 @@ def lbfgs(objective, params, *args, max_iter: int = 2000, tol: float = 1e-6, rto
     run = _lbfgs_runner(objective, int(patience), int(memory))
     _progress_sink[0] = progress
     try:
-        p, value, gn, it, n_small, rel, moved, gn_last = run(params, jnp.asarray(max_iter), jnp.asarray(tol, float),
-                                                              jnp.asarray(rtol, float), *args)
+        p, value, gn, it, n_small, rel, moved, gn_last = run(
+            params, jnp.asarray(max_iter), jnp.asarray(tol, float), jnp.asarray(rtol, float), *args
+        )
         jax.block_until_ready(p)
         jax.effects_barrier()
     finally:
@@ -235,7 +259,7 @@ LAM_FIELDS = 1e-5
 def field_penalty(params: FactoredParams | SoftmaxParams) -> jax.Array:
     """Sum of squared fields ``b`` (0 for a model without fields), weighted by ``lam_fields`` in the fits."""
     b = as_params(params).b
-    return jnp.sum(b ** 2) if b is not None else jnp.zeros(())
+    return jnp.sum(b**2) if b is not None else jnp.zeros(())
 
 
 def _penalties(p, lam, lam_b, lam_J, K=None):
@@ -257,9 +281,24 @@ def _fa_objective_couplings(p, sb, wb, lam, lam_b, lam_J):
     return blocked_pl(lambda s: coupling_logits(Km, s, p.b), sb, wb) + _penalties(p, lam, lam_b, lam_J, K)
 
 
-def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000, tol: float = 1e-6,
-              rtol: float = 1e-9, params=None, lam_fields: float = LAM_FIELDS, lam_J: float = 0.0, weights=None,
-              dtype=None, progress=None, route: str | None = None, memory: int = 20):
+def fit_lbfgs(
+    key,
+    s,
+    cfg: FAConfig,
+    lam: float = 1e-4,
+    *,
+    max_iter: int = 3000,
+    tol: float = 1e-6,
+    rtol: float = 1e-9,
+    params=None,
+    lam_fields: float = LAM_FIELDS,
+    lam_J: float = 0.0,
+    weights=None,
+    dtype=None,
+    progress=None,
+    route: str | None = None,
+    memory: int = 20,
+):
     """Full-batch L-BFGS on l_PL + lam * ||weights||^2 + lam_fields * ||b||^2 + lam_J * ||K||^2 (= MLM in
     expectation, §4); returns (params, FitInfo), the parameters a record of ``cfg.kind``.
 
@@ -279,20 +318,41 @@ def fit_lbfgs(key, s, cfg: FAConfig, lam: float = 1e-4, *, max_iter: int = 3000,
     p0 = fa_init(key, cfg)
     if params is not None:
         params = as_params(params)
-        require(type(params) is type(p0), "params", f"a warm start of {type(params).__name__} for a "
-                f"{cfg.kind!r} model")
+        require(type(params) is type(p0), "params", f"a warm start of {type(params).__name__} for a {cfg.kind!r} model")
         p0 = type(p0)(*(None if v is None else v if w is None else jnp.asarray(w) for v, w in zip(p0, params)))
     p0 = jax.tree.map(lambda x: jnp.asarray(x, dt), p0)
     route = route or ("couplings" if use_coupling_route(cfg.heads, cfg.C) else "heads")
     one_of(route, ("heads", "couplings"), "route")
     sb, wb = to_blocks(s, weights, C=cfg.C, dtype=dt)
     obj = _fa_objective_couplings if route == "couplings" else _fa_objective
-    return lbfgs(obj, p0, sb, wb, jnp.asarray(lam, dt), jnp.asarray(lam_fields, dt), jnp.asarray(lam_J, dt),
-                 max_iter=max_iter, tol=tol, rtol=rtol, progress=progress, memory=memory)
+    return lbfgs(
+        obj,
+        p0,
+        sb,
+        wb,
+        jnp.asarray(lam, dt),
+        jnp.asarray(lam_fields, dt),
+        jnp.asarray(lam_J, dt),
+        max_iter=max_iter,
+        tol=tol,
+        rtol=rtol,
+        progress=progress,
+        memory=memory,
+    )
 
 
-def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000, batch: int = 256,
-                 lr: float = 1e-2, params=None, lam_fields: float = LAM_FIELDS):
+def fit_adam_mlm(
+    key,
+    s,
+    cfg: FAConfig,
+    lam: float = 1e-4,
+    *,
+    steps: int = 5000,
+    batch: int = 256,
+    lr: float = 1e-2,
+    params=None,
+    lam_fields: float = LAM_FIELDS,
+):
     """MLM-faithful training: Adam on random minibatches, one uniformly masked site per sequence (§4); the
     same penalties as :func:`fit_lbfgs`."""
     s = jnp.asarray(s)
@@ -315,9 +375,26 @@ def fit_adam_mlm(key, s, cfg: FAConfig, lam: float = 1e-4, *, steps: int = 5000,
         return (optax.apply_updates(p, upd), st), val
 
     (params, _), losses = jax.jit(lambda p, ks: jax.lax.scan(step, (p, opt.init(p)), ks))(
-        params, jax.random.split(key, steps))
+        params, jax.random.split(key, steps)
+    )
     return params, np.asarray(losses)
 
 
-__all__ = ["KINDS", "FAConfig", "fa_init", "fa_attention", "fa_logits", "fa_couplings", "fa_penalty", "field_penalty", "LAM_FIELDS", "pl_loss", "mlm_loss",
-           "FitInfo", "STOP_REASONS", "lbfgs", "fit_lbfgs", "fit_adam_mlm"]
+__all__ = [
+    "KINDS",
+    "FAConfig",
+    "fa_init",
+    "fa_attention",
+    "fa_logits",
+    "fa_couplings",
+    "fa_penalty",
+    "field_penalty",
+    "LAM_FIELDS",
+    "pl_loss",
+    "mlm_loss",
+    "FitInfo",
+    "STOP_REASONS",
+    "lbfgs",
+    "fit_lbfgs",
+    "fit_adam_mlm",
+]

@@ -46,11 +46,14 @@ def _params(z, L) -> FactoredParams:
     return FactoredParams(A[None], z["V"][None], z.get("b"))
 
 
-def pl_model(s, L: int, C: int, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0,
-             scale_b: float | None = None):
+def pl_model(
+    s, L: int, C: int, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0, scale_b: float | None = None
+):
     """NumPyro model of the pseudo-posterior (§11.1); fields when ``scale_b`` is given."""
-    z = {"A_off": numpyro.sample("A_off", dist.Normal(0.0, scale_A).expand([L * (L - 1)]).to_event(1)),
-         "V": numpyro.sample("V", dist.Normal(0.0, scale_V).expand([C, C]).to_event(2))}
+    z = {
+        "A_off": numpyro.sample("A_off", dist.Normal(0.0, scale_A).expand([L * (L - 1)]).to_event(1)),
+        "V": numpyro.sample("V", dist.Normal(0.0, scale_V).expand([C, C]).to_event(2)),
+    }
     if scale_b is not None:
         z["b"] = numpyro.sample("b", dist.Normal(0.0, scale_b).expand([L, C]).to_event(2))
     M = s.shape[0]
@@ -59,7 +62,7 @@ def pl_model(s, L: int, C: int, omega: float = 1.0, scale_A: float = 1.0, scale_
 
 def map_lambda(M: int, L: int, omega: float = 1.0, scale: float = 1.0) -> float:
     """The L2 weight of the MAP in the M*L-averaged normalisation of §4.1: 1 / (2 s^2 omega M L)."""
-    return 1.0 / (2.0 * scale ** 2 * omega * M * L)
+    return 1.0 / (2.0 * scale**2 * omega * M * L)
 
 
 def pl_sites(params, L: int) -> dict:
@@ -67,8 +70,10 @@ def pl_sites(params, L: int) -> dict:
     of the chains, or the point of the sandwich adjustments)."""
     params = as_params(params)
     A = np.asarray(params.A).reshape(L, L)
-    z = {"A_off": jnp.asarray(A[~np.eye(L, dtype=bool)]), "V": jnp.asarray(np.asarray(params.V).reshape(
-        np.shape(params.V)[-2:]))}
+    z = {
+        "A_off": jnp.asarray(A[~np.eye(L, dtype=bool)]),
+        "V": jnp.asarray(np.asarray(params.V).reshape(np.shape(params.V)[-2:])),
+    }
     if params.b is not None:
         z["b"] = jnp.asarray(params.b)
     return z
@@ -86,17 +91,17 @@ def _curvature_and_score_covariance(s, params, scale_A, scale_V, scale_b):
     z0 = _z_of(params, L)
     flat, unravel = ravel_pytree(z0)
 
-    def ell(x, sm):                     # log PL of one sequence
+    def ell(x, sm):  # log PL of one sequence
         return -L * pseudo_nll(fa_logits(_params(unravel(x), L), sm[None]), sm[None])
 
     def log_prior(x):
         z = unravel(x)
-        lp = -0.5 * jnp.sum(z["A_off"] ** 2) / scale_A ** 2 - 0.5 * jnp.sum(z["V"] ** 2) / scale_V ** 2
+        lp = -0.5 * jnp.sum(z["A_off"] ** 2) / scale_A**2 - 0.5 * jnp.sum(z["V"] ** 2) / scale_V**2
         if "b" in z:
-            lp = lp - 0.5 * jnp.sum(z["b"] ** 2) / scale_b ** 2
+            lp = lp - 0.5 * jnp.sum(z["b"] ** 2) / scale_b**2
         return lp
 
-    G = jax.jit(jax.vmap(jax.grad(ell), in_axes=(None, 0)))(flat, s)          # (M, p) per-sequence scores
+    G = jax.jit(jax.vmap(jax.grad(ell), in_axes=(None, 0)))(flat, s)  # (M, p) per-sequence scores
     Gc = np.asarray(G - G.mean(0))
     Jm = Gc.T @ Gc
     total = lambda x: jnp.sum(jax.vmap(ell, in_axes=(None, 0))(x, s)) + log_prior(x)  # noqa: E731
@@ -120,8 +125,9 @@ def sandwich_omega(s, params, *, scale_A: float = 1.0, scale_V: float = 1.0, sca
     return {"omega": float(1.0 / nz.mean()), "eigs_mean": float(nz.mean()), "rank": int(nz.size)}
 
 
-def curvature_adjustment(s, params, *, scale_A: float = 1.0, scale_V: float = 1.0,
-                         scale_b: float | None = None) -> dict:
+def curvature_adjustment(
+    s, params, *, scale_A: float = 1.0, scale_V: float = 1.0, scale_b: float | None = None
+) -> dict:
     """The open-faced sandwich adjustment of pseudo-posterior draws (docs/potts_choices.md).
 
     At omega = 1 the pseudo-posterior is asymptotically N(theta_hat, H^-1), while the sampling
@@ -150,8 +156,7 @@ def _gauged(A, V, b=None):
     if b is None:
         return K0, None
     lead = A.shape[:-2]
-    h0 = np.stack([gauge_fields(bb, kk) for bb, kk in zip(b.reshape(-1, *b.shape[-2:]),
-                                                           K.reshape(-1, *K.shape[-4:]))])
+    h0 = np.stack([gauge_fields(bb, kk) for bb, kk in zip(b.reshape(-1, *b.shape[-2:]), K.reshape(-1, *K.shape[-4:]))])
     return K0, h0.reshape(*lead, *h0.shape[-2:])
 
 
@@ -186,7 +191,7 @@ def adjust_draws(out: dict, adjustment: dict) -> dict:
     n_a, n_v = int(off.sum()), out["V"].shape[-1] * out["V"].shape[-2]
     a_off = out["A"][..., off].reshape(*lead, -1)
     v = out["V"].reshape(*lead, -1)
-    sign = np.where(a_off @ th[:n_a] < 0, -1.0, 1.0)[..., None]        # the (c, 1/c) symmetry at c = -1
+    sign = np.where(a_off @ th[:n_a] < 0, -1.0, 1.0)[..., None]  # the (c, 1/c) symmetry at c = -1
     parts = [sign * a_off, sign * v]
     if "b" in out:
         parts.append(out["b"].reshape(*lead, -1))
@@ -195,8 +200,8 @@ def adjust_draws(out: dict, adjustment: dict) -> dict:
     y = th + (x - th) @ Om.T
     A = np.zeros((*lead, L, L))
     A[..., off] = y[..., :n_a]
-    V = y[..., n_a:n_a + n_v].reshape(out["V"].shape)
-    b = y[..., n_a + n_v:].reshape(out["b"].shape) if "b" in out else None
+    V = y[..., n_a : n_a + n_v].reshape(out["V"].shape)
+    b = y[..., n_a + n_v :].reshape(out["b"].shape) if "b" in out else None
     K0, h0 = _gauged(A, V, b)
     res = dict(out, A=A, V=V, K0=K0, adjusted=True)
     if b is not None:
@@ -220,8 +225,13 @@ def coverage(K0_draws, beta: float, J, U, level: float = 0.9) -> dict:
     inside = (T[iu] >= lo) & (T[iu] <= hi)
     n_dof = iu[0].size * (C - 1) ** 2
     r = float(inside.mean())
-    return {"covered": int(inside.sum()), "n": int(inside.size), "rate": r, "n_dof": n_dof,
-            "binom_se": float(np.sqrt(r * (1 - r) / n_dof)) if n_dof else float("nan")}
+    return {
+        "covered": int(inside.sum()),
+        "n": int(inside.size),
+        "rate": r,
+        "n_dof": n_dof,
+        "binom_se": float(np.sqrt(r * (1 - r) / n_dof)) if n_dof else float("nan"),
+    }
 
 
 def pool_coverage(results) -> dict:
@@ -236,9 +246,25 @@ def pool_coverage(results) -> dict:
     rate = cov / n
     rates = np.array([r["rate"] for r in results])
     between = float(rates.std(ddof=1) / np.sqrt(rates.size)) if rates.size > 1 else float("nan")
-    return {"covered": cov, "n": n, "rate": rate, "n_dof": n_dof, "binom_se": float(np.sqrt(rate * (1 - rate) / n_dof)),
-            "between_sets_se": between, "datasets": len(results)}
+    return {
+        "covered": cov,
+        "n": n,
+        "rate": rate,
+        "n_dof": n_dof,
+        "binom_se": float(np.sqrt(rate * (1 - rate) / n_dof)),
+        "between_sets_se": between,
+        "datasets": len(results),
+    }
 
 
-__all__ = ["pl_model", "pl_sites", "map_lambda", "sandwich_omega", "curvature_adjustment", "adjust_draws",
-           "gauged_couplings", "coverage", "pool_coverage"]
+__all__ = [
+    "pl_model",
+    "pl_sites",
+    "map_lambda",
+    "sandwich_omega",
+    "curvature_adjustment",
+    "adjust_draws",
+    "gauged_couplings",
+    "coverage",
+    "pool_coverage",
+]

@@ -24,8 +24,11 @@ def frobenius_scores(K, gap: int | None = 0) -> np.ndarray:
     """F_ij of the symmetrised, zero-sum gauged couplings without the ``gap`` state (``None``: keep all);
     (L, L), symmetric, zero diagonal."""
     K = np.asarray(K, float)
-    require(K.ndim == 4 and K.shape[0] == K.shape[1] and K.shape[2] == K.shape[3], "couplings",
-            f"must have shape (L, L, C, C), got {K.shape}")
+    require(
+        K.ndim == 4 and K.shape[0] == K.shape[1] and K.shape[2] == K.shape[3],
+        "couplings",
+        f"must have shape (L, L, C, C), got {K.shape}",
+    )
     S = symmetrise(K)
     if gap is not None:
         keep = np.delete(np.arange(K.shape[-1]), gap)
@@ -60,10 +63,17 @@ def ranked_pairs(scores, residues=None) -> dict:
     L = S.shape[0]
     residues = np.arange(1, L + 1) if residues is None else np.asarray(residues)
     i, j = np.triu_indices(L, 1)
-    order = np.lexsort((j, i, -S[i, j]))           # ties: by i, then j
+    order = np.lexsort((j, i, -S[i, j]))  # ties: by i, then j
     i, j = i[order], j[order]
-    return {"i": i, "j": j, "res_i": residues[i], "res_j": residues[j],
-            "separation": np.abs(residues[j] - residues[i]), "score": S[i, j], "rank": np.arange(1, i.size + 1)}
+    return {
+        "i": i,
+        "j": j,
+        "res_i": residues[i],
+        "res_j": residues[j],
+        "separation": np.abs(residues[j] - residues[i]),
+        "score": S[i, j],
+        "rank": np.arange(1, i.size + 1),
+    }
 
 
 def top_k_sizes(L: int) -> dict:
@@ -71,8 +81,9 @@ def top_k_sizes(L: int) -> dict:
     return {"L/10": max(L // 10, 1), "L/5": max(L // 5, 1), "L/2": max(L // 2, 1), "L": L}
 
 
-def precision_at(scores, contacts, known=None, residues=None, *, min_separation: int = MIN_SEPARATION,
-                 ks: dict | None = None) -> dict:
+def precision_at(
+    scores, contacts, known=None, residues=None, *, min_separation: int = MIN_SEPARATION, ks: dict | None = None
+) -> dict:
     """Precision of the top-k pairs among those with |res_i - res_j| >= ``min_separation`` and both residues
     ``known`` (resolved in the structure): {cut: {"k", "true", "precision"}}, plus the pairs evaluated,
     the true contacts among them and the random baseline (their density)."""
@@ -83,14 +94,29 @@ def precision_at(scores, contacts, known=None, residues=None, *, min_separation:
     r = ranked_pairs(S, residues)
     ok = (r["separation"] >= min_separation) & known[r["i"]] & known[r["j"]]
     hits = T[r["i"][ok], r["j"][ok]]
-    out = {"pairs": int(ok.sum()), "true_pairs": int(hits.sum()),
-           "baseline": float(hits.mean()) if hits.size else float("nan"), "cuts": {}}
+    out = {
+        "pairs": int(ok.sum()),
+        "true_pairs": int(hits.sum()),
+        "baseline": float(hits.mean()) if hits.size else float("nan"),
+        "cuts": {},
+    }
     for name, k in (ks or top_k_sizes(L)).items():
         n = min(k, hits.size)
-        out["cuts"][name] = {"k": int(k), "true": int(hits[:n].sum()),
-                             "precision": float(hits[:n].mean()) if n else float("nan")}
+        out["cuts"][name] = {
+            "k": int(k),
+            "true": int(hits[:n].sum()),
+            "precision": float(hits[:n].mean()) if n else float("nan"),
+        }
     return out
 
 
-__all__ = ["MIN_SEPARATION", "LONG_RANGE", "frobenius_scores", "apc", "contact_scores", "ranked_pairs", "top_k_sizes",
-           "precision_at"]
+__all__ = [
+    "MIN_SEPARATION",
+    "LONG_RANGE",
+    "frobenius_scores",
+    "apc",
+    "contact_scores",
+    "ranked_pairs",
+    "top_k_sizes",
+    "precision_at",
+]

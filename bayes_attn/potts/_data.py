@@ -52,8 +52,19 @@ class SampleConfig:
 
     def __post_init__(self):
         one_of(self.generator, GENERATORS, "potts.generator")
-        for k in ("L", "C", "M", "n_val", "n_test", "rungs", "systems", "burn_sweeps", "thin", "tune_systems",
-                  "tune_sweeps"):
+        for k in (
+            "L",
+            "C",
+            "M",
+            "n_val",
+            "n_test",
+            "rungs",
+            "systems",
+            "burn_sweeps",
+            "thin",
+            "tune_systems",
+            "tune_sweeps",
+        ):
             positive(getattr(self, k), f"potts.{k}", integer=True)
         require(self.L >= 2, "potts.L", f"must be >= 2, got {self.L}")
         require(self.C >= 2, "potts.C", f"must be >= 2, got {self.C}")
@@ -66,8 +77,11 @@ class SampleConfig:
         require(self.beta_max > self.beta_min, "potts.beta_max", "must be > potts.beta_min")
         for k in ("field_sigma", "consensus"):
             v = getattr(self, k)
-            require(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v >= 0,
-                    f"potts.{k}", f"must be a finite number >= 0, got {v!r}")
+            require(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v >= 0,
+                f"potts.{k}",
+                f"must be a finite number >= 0, got {v!r}",
+            )
         if self.beta != "tune":
             positive(self.beta, "potts.beta")
         require(isinstance(self.check_other, bool), "potts.check_other", "must be true or false")
@@ -87,8 +101,9 @@ class SampleConfig:
 def make_model(cfg: SampleConfig):
     """(J, U, h or None, consensus colours or None) of the configuration's model."""
     J, U = generate_couplings(cfg.generator, cfg.L, cfg.C, cfg.seed)
-    h, cons = generate_fields(cfg.L, cfg.C, cfg.seed, field_sigma=float(cfg.field_sigma),
-                              consensus=float(cfg.consensus))
+    h, cons = generate_fields(
+        cfg.L, cfg.C, cfg.seed, field_sigma=float(cfg.field_sigma), consensus=float(cfg.consensus)
+    )
     return J, U, h, cons
 
 
@@ -96,9 +111,21 @@ def tune(cfg: SampleConfig, progress=None):
     """beta bisected to ``target_D`` for the configuration's model (potts.md §2.3)."""
     J, U, h, _ = make_model(cfg)
     k_tune = jax.random.split(jax.random.PRNGKey(cfg.seed))[0]
-    return tune_beta(k_tune, J, U, h, target=cfg.target_D, tol=cfg.tol_D,
-                     beta_min=cfg.beta_min, beta_max=cfg.beta_max, rungs=cfg.rungs, systems=cfg.tune_systems,
-                     sweeps=cfg.tune_sweeps, thin=cfg.thin, progress=progress)
+    return tune_beta(
+        k_tune,
+        J,
+        U,
+        h,
+        target=cfg.target_D,
+        tol=cfg.tol_D,
+        beta_min=cfg.beta_min,
+        beta_max=cfg.beta_max,
+        rungs=cfg.rungs,
+        systems=cfg.tune_systems,
+        sweeps=cfg.tune_sweeps,
+        thin=cfg.thin,
+        progress=progress,
+    )
 
 
 def make_dataset(cfg: SampleConfig, progress=None) -> dict:
@@ -111,19 +138,43 @@ def make_dataset(cfg: SampleConfig, progress=None) -> dict:
     if beta == "tune":
         tr = tune(cfg, progress)
         beta = tr.beta
-        info["tuning"] = {"beta": tr.beta, "D": tr.D, "grid_betas": tr.grid_betas.tolist(),
-                          "grid_D": tr.grid_D.tolist(), "history": tr.history, "monotone": tr.monotone,
-                          "reached": abs(tr.D - cfg.target_D) <= cfg.tol_D}
+        info["tuning"] = {
+            "beta": tr.beta,
+            "D": tr.D,
+            "grid_betas": tr.grid_betas.tolist(),
+            "grid_D": tr.grid_D.tolist(),
+            "history": tr.history,
+            "monotone": tr.monotone,
+            "reached": abs(tr.D - cfg.target_D) <= cfg.tol_D,
+        }
     n = cfg.M + cfg.n_val + cfg.n_test
     ds = cfg.seed if cfg.data_seed is None else cfg.data_seed
-    key = jax.random.split(jax.random.PRNGKey(ds))[1]     # data_seed = seed: the keys of earlier releases
-    s, rep = equilibrium_samples(key, J, U, h, float(beta), n, beta_min=min(cfg.beta_min, 0.5 * float(beta)),
-                                 rungs=cfg.rungs, systems=min(cfg.systems, n), burn_sweeps=cfg.burn_sweeps,
-                                 thin=cfg.thin, check_other=cfg.check_other)
+    key = jax.random.split(jax.random.PRNGKey(ds))[1]  # data_seed = seed: the keys of earlier releases
+    s, rep = equilibrium_samples(
+        key,
+        J,
+        U,
+        h,
+        float(beta),
+        n,
+        beta_min=min(cfg.beta_min, 0.5 * float(beta)),
+        rungs=cfg.rungs,
+        systems=min(cfg.systems, n),
+        burn_sweeps=cfg.burn_sweeps,
+        thin=cfg.thin,
+        check_other=cfg.check_other,
+    )
     info["equilibration"] = rep.summary()
     M, nv = cfg.M, cfg.n_val
-    out = {"sequences": s[:M], "val_sequences": s[M:M + nv], "test_sequences": s[M + nv:], "J": J, "U": U,
-           "beta": np.float64(beta), "info": json.dumps(info, default=float)}
+    out = {
+        "sequences": s[:M],
+        "val_sequences": s[M : M + nv],
+        "test_sequences": s[M + nv :],
+        "J": J,
+        "U": U,
+        "beta": np.float64(beta),
+        "info": json.dumps(info, default=float),
+    }
     if h is not None:
         out["h"] = h
         out["consensus"] = cons

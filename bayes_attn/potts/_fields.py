@@ -21,8 +21,11 @@ def generate_fields(L: int, C: int, seed: int = 0, *, field_sigma: float = 0.0, 
     positive(L, "L", integer=True)
     positive(C, "C", integer=True)
     for name, v in (("field_sigma", field_sigma), ("consensus", consensus)):
-        require(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v >= 0,
-                f"potts.{name}", f"must be a finite number >= 0, got {v!r}")
+        require(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v >= 0,
+            f"potts.{name}",
+            f"must be a finite number >= 0, got {v!r}",
+        )
     if field_sigma == 0 and consensus == 0:
         return None, None
     rng = np.random.default_rng([seed, 7919])

@@ -140,29 +140,68 @@ def _fit_one(key, s, C, settings, heads, fields, lam, weights, init, progress):
     dtype = jnp.dtype(settings.dtype)
     h0 = profile_fields(s, C, weights) if settings.profile_fields else None
     if settings.model == "plmdca":
-        p, info = fit_plmdca(s, C, lam, settings.lam_fields, max_iter=settings.max_iter, tol=settings.tol,
-                             rtol=settings.rtol, weights=weights, dtype=dtype, progress=progress, fields=h0,
-                             memory=settings.memory)
+        p, info = fit_plmdca(
+            s,
+            C,
+            lam,
+            settings.lam_fields,
+            max_iter=settings.max_iter,
+            tol=settings.tol,
+            rtol=settings.rtol,
+            weights=weights,
+            dtype=dtype,
+            progress=progress,
+            fields=h0,
+            memory=settings.memory,
+        )
         return p, None, info
-    cfg = FAConfig(s.shape[1], C, kind="free" if settings.model == "factored" else "softmax", heads=int(heads),
-                   bias=bool(fields))
-    if isinstance(init, FactoredParams if cfg.kind == "softmax" else SoftmaxParams):   # V and b carry over
-        init = (SoftmaxParams(None, None, None, init.V, init.b) if cfg.kind == "softmax"
-                else FactoredParams(None, init.V, init.b))
+    cfg = FAConfig(
+        s.shape[1], C, kind="free" if settings.model == "factored" else "softmax", heads=int(heads), bias=bool(fields)
+    )
+    if isinstance(init, FactoredParams if cfg.kind == "softmax" else SoftmaxParams):  # V and b carry over
+        init = (
+            SoftmaxParams(None, None, None, init.V, init.b)
+            if cfg.kind == "softmax"
+            else FactoredParams(None, init.V, init.b)
+        )
     if h0 is not None and fields and (init is None or init.b is None):
         empty = FactoredParams(None, None) if cfg.kind == "free" else SoftmaxParams(None, None, None, None)
         init = (empty if init is None else init)._replace(b=h0)
     if settings.balanced_start and cfg.kind == "free" and (init is None or init.A is None):
         start = fa_balanced_start(key, cfg)
         init = start if init is None else init._replace(A=start.A, V=start.V if init.V is None else init.V)
-    p, info = fit_lbfgs(key, s, cfg, lam, max_iter=settings.max_iter, tol=settings.tol, rtol=settings.rtol,
-                        params=init, lam_fields=LAM_FIELDS if settings.lam_fields is None else settings.lam_fields,
-                        lam_J=settings.lam_J, weights=weights, dtype=dtype, progress=progress, memory=settings.memory)
+    p, info = fit_lbfgs(
+        key,
+        s,
+        cfg,
+        lam,
+        max_iter=settings.max_iter,
+        tol=settings.tol,
+        rtol=settings.rtol,
+        params=init,
+        lam_fields=LAM_FIELDS if settings.lam_fields is None else settings.lam_fields,
+        lam_J=settings.lam_J,
+        weights=weights,
+        dtype=dtype,
+        progress=progress,
+        memory=settings.memory,
+    )
     return p, cfg, info
 
 
-def fit_scan(key, s, val, C: int, settings: FitSettings, *, weights=None, val_weights=None, init=None,
-             progress=None, iteration=None) -> ScanResult:
+def fit_scan(
+    key,
+    s,
+    val,
+    C: int,
+    settings: FitSettings,
+    *,
+    weights=None,
+    val_weights=None,
+    init=None,
+    progress=None,
+    iteration=None,
+) -> ScanResult:
     """Fit every candidate of ``settings`` on ``s`` and keep the smallest validation PL on ``val``.
 
     Lambdas are visited from the largest down, each fit warm-started from the previous one of the same
@@ -180,8 +219,9 @@ def fit_scan(key, s, val, C: int, settings: FitSettings, *, weights=None, val_we
             fits_init = isinstance(init, FA_PARAMS) and init.V is not None and np.shape(init.V)[:1] == (h,)
             prev, prev_val = (init if fits_init else None), np.inf
             for lam in sorted(settings.lams, reverse=True):
-                p, cfg, info = _fit_one(key, s, C, settings, h, f, lam, weights,
-                                        None if settings.model == "plmdca" else prev, iteration)
+                p, cfg, info = _fit_one(
+                    key, s, C, settings, h, f, lam, weights, None if settings.model == "plmdca" else prev, iteration
+                )
                 v = pl_value(p, val, val_weights) if len(val) else float("nan")
                 entry = {"heads": int(h), "fields": bool(f), "lam": float(lam), "val_nll": v, "fit": info._asdict()}
                 if f and settings.model != "plmdca":
@@ -207,8 +247,10 @@ def fa_balanced_start(key, cfg: FAConfig, norm: float = 1.0) -> FactoredParams:
     smallest at equal norms, so this start also sits where the optimum puts the scale.  No fields."""
     require(cfg.kind == "free", "model", "a balanced start is for free factored attention")
     kA, kV = jax.random.split(key)
-    return FactoredParams(jax.random.normal(kA, (cfg.heads, cfg.L, cfg.L)) * (norm / cfg.L),
-                          jax.random.normal(kV, (cfg.heads, cfg.C, cfg.C)) * (norm / cfg.C))
+    return FactoredParams(
+        jax.random.normal(kA, (cfg.heads, cfg.L, cfg.L)) * (norm / cfg.L),
+        jax.random.normal(kV, (cfg.heads, cfg.C, cfg.C)) * (norm / cfg.C),
+    )
 
 
 def fa_from_couplings(K, fields=None, heads: int = PROTEIN_HEADS) -> FactoredParams:
@@ -217,16 +259,22 @@ def fa_from_couplings(K, fields=None, heads: int = PROTEIN_HEADS) -> FactoredPar
     V^h = sqrt(s_h) v_h (the best sum of ``heads`` Kronecker products, Eckart-Young); ``fields`` are kept as
     the bias.  A warm start for factored attention from any fit (``potts fit --init-from``)."""
     K = np.asarray(K, np.float64)
-    require(K.ndim == 4 and K.shape[0] == K.shape[1] and K.shape[2] == K.shape[3], "init-from",
-            f"couplings must have shape (L, L, C, C), got {K.shape}")
+    require(
+        K.ndim == 4 and K.shape[0] == K.shape[1] and K.shape[2] == K.shape[3],
+        "init-from",
+        f"couplings must have shape (L, L, C, C), got {K.shape}",
+    )
     positive(heads, "heads", integer=True)
     L, C = K.shape[0], K.shape[-1]
     require(heads <= min(L * L, C * C), "heads", f"must be <= {min(L * L, C * C)} to start from couplings")
     Km = (K * (1.0 - np.eye(L))[:, :, None, None]).reshape(L * L, C * C)
     u, sv, vt = np.linalg.svd(Km, full_matrices=False)
     r = np.sqrt(sv[:heads])
-    return FactoredParams((u[:, :heads] * r).T.reshape(heads, L, L), (vt[:heads] * r[:, None]).reshape(heads, C, C),
-                          None if fields is None else np.asarray(fields, np.float64))
+    return FactoredParams(
+        (u[:, :heads] * r).T.reshape(heads, L, L),
+        (vt[:heads] * r[:, None]).reshape(heads, C, C),
+        None if fields is None else np.asarray(fields, np.float64),
+    )
 
 
 def default_lams(model: str) -> tuple[float, ...]:
@@ -237,8 +285,16 @@ def default_lams(model: str) -> tuple[float, ...]:
     return (PLM_LAM,) if model == "plmdca" else LAM_GRID
 
 
-def data_settings(model: str, *, lams=None, heads=None, fields=(False, True), lam_fields: float | None = None,
-                  max_iter: int = 3000, dtype: str | None = None) -> FitSettings:
+def data_settings(
+    model: str,
+    *,
+    lams=None,
+    heads=None,
+    fields=(False, True),
+    lam_fields: float | None = None,
+    max_iter: int = 3000,
+    dtype: str | None = None,
+) -> FitSettings:
     """Settings of a fit to sequences of a data set (``bayes-attn potts fit DATA.npz``; alignments of protein
     families: :func:`protein_settings`), with the lambda choice of every model (docs/potts.md §4.1, §7.1;
     docs/potts_choices.md "Hyper-parameters on validation" and "Baselines").
@@ -252,12 +308,22 @@ def data_settings(model: str, *, lams=None, heads=None, fields=(False, True), la
     ``dtype`` says otherwise."""
     one_of(model, FIT_MODELS, "model")
     plm = model == "plmdca"
-    require(not (plm and lam_fields is not None), "lam-fields", "only factored and softmax fits have a field "
-            "weight of their own")
-    return FitSettings(model, heads=tuple(heads or (1,)), lams=tuple(lams) if lams else default_lams(model),
-                       fields=tuple(fields), lam_fields=None if plm else LAM_FIELDS if lam_fields is None else lam_fields,
-                       max_iter=max_iter, tol=1e-5 if plm else 1e-6, stop_when_worse=not plm and not lams,
-                       dtype=dtype or "float64")
+    require(
+        not (plm and lam_fields is not None),
+        "lam-fields",
+        "only factored and softmax fits have a field weight of their own",
+    )
+    return FitSettings(
+        model,
+        heads=tuple(heads or (1,)),
+        lams=tuple(lams) if lams else default_lams(model),
+        fields=tuple(fields),
+        lam_fields=None if plm else LAM_FIELDS if lam_fields is None else lam_fields,
+        max_iter=max_iter,
+        tol=1e-5 if plm else 1e-6,
+        stop_when_worse=not plm and not lams,
+        dtype=dtype or "float64",
+    )
 
 
 def protein_settings(model: str, L: int, M_eff: float, *, heads: int | None = None) -> FitSettings:
@@ -273,13 +339,44 @@ def protein_settings(model: str, L: int, M_eff: float, *, heads: int | None = No
     positive(float(M_eff), "M_eff")
     lam_J = 0.2 * (L - 1) / (2 * L * M_eff)
     lam_h = 1.0 / (L * M_eff)
-    base = FitSettings(model=model, fields=(True,), max_iter=500, tol=1e-5, rtol=1e-5, dtype="float32",
-                       profile_fields=True, memory=10, balanced_start=model == "factored")
+    base = FitSettings(
+        model=model,
+        fields=(True,),
+        max_iter=500,
+        tol=1e-5,
+        rtol=1e-5,
+        dtype="float32",
+        profile_fields=True,
+        memory=10,
+        balanced_start=model == "factored",
+    )
     if model == "plmdca":
         return replace(base, lams=(lam_J,), fields=(True,), lam_fields=lam_h)
-    return replace(base, heads=(heads or PROTEIN_HEADS,), fields=(True,), lams=(lam_h,), lam_fields=lam_h,
-                   lam_J=lam_J, max_iter=200)
+    return replace(
+        base,
+        heads=(heads or PROTEIN_HEADS,),
+        fields=(True,),
+        lams=(lam_h,),
+        lam_fields=lam_h,
+        lam_J=lam_J,
+        max_iter=200,
+    )
 
 
-__all__ = ["FIT_MODELS", "DTYPES", "PROTEIN_HEADS", "LAM_GRID", "FitSettings", "ScanResult", "couplings_of",
-           "pl_value", "fit_scan", "default_lams", "data_settings", "protein_settings", "profile_fields", "fa_balanced_start", "fa_from_couplings"]
+__all__ = [
+    "FIT_MODELS",
+    "DTYPES",
+    "PROTEIN_HEADS",
+    "LAM_GRID",
+    "FitSettings",
+    "ScanResult",
+    "couplings_of",
+    "pl_value",
+    "fit_scan",
+    "default_lams",
+    "data_settings",
+    "protein_settings",
+    "profile_fields",
+    "fa_balanced_start",
+    "fa_from_couplings",
+]

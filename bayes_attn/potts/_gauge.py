@@ -25,7 +25,7 @@ def symmetrise(K) -> np.ndarray:
 def zero_sum(K) -> np.ndarray:
     """Zero-sum (Ising) gauge per site pair over the colour indices (§5); idempotent."""
     K = np.asarray(K)
-    return (K - K.mean(-2, keepdims=True) - K.mean(-1, keepdims=True) + K.mean((-2, -1), keepdims=True))
+    return K - K.mean(-2, keepdims=True) - K.mean(-1, keepdims=True) + K.mean((-2, -1), keepdims=True)
 
 
 def center(U) -> np.ndarray:
@@ -68,13 +68,12 @@ def kronecker_rank1(K) -> tuple[np.ndarray, np.ndarray, float]:
     u, sv, vt = np.linalg.svd(mat, full_matrices=False)
     Jh = np.zeros((L, L))
     Jh[~np.eye(L, dtype=bool)] = u[:, 0] * sv[0]
-    return Jh, vt[0].reshape(C, C), float(sv[0] ** 2 / np.sum(sv ** 2))
+    return Jh, vt[0].reshape(C, C), float(sv[0] ** 2 / np.sum(sv**2))
 
 
 def factor_recovery(A_sym, V, J, U) -> dict:
     """|corr| of off-diagonal A_sym vs J, and of V^0 vs U^0 (§6 metric 3)."""
-    return {"corr_A_J": abs_corr(offdiag(A_sym), offdiag(J)),
-            "corr_V_U": abs_corr(center(V), center(U))}
+    return {"corr_A_J": abs_corr(offdiag(A_sym), offdiag(J)), "corr_V_U": abs_corr(center(V), center(U))}
 
 
 def contact_precision(K, J, ks=None) -> dict:
@@ -98,9 +97,6 @@ def nll_gap(nll_model: float, nll_star: float) -> float:
     return float(nll_model - nll_star)
 
 
-
-
-
 def gauge_fields(b, K) -> np.ndarray:
     """Fields in the zero-sum gauge that goes with :func:`gauge_fix` (§5), (L, C).
 
@@ -121,5 +117,19 @@ def rel_error(x, ref) -> float:
     return float(np.linalg.norm(x - ref) / np.linalg.norm(ref))
 
 
-__all__ = ["true_couplings", "symmetrise", "zero_sum", "center", "offdiag", "abs_corr", "gauge_fix", "coupling_error",
-           "kronecker_rank1", "factor_recovery", "contact_precision", "nll_gap", "gauge_fields", "rel_error"]
+__all__ = [
+    "true_couplings",
+    "symmetrise",
+    "zero_sum",
+    "center",
+    "offdiag",
+    "abs_corr",
+    "gauge_fix",
+    "coupling_error",
+    "kronecker_rank1",
+    "factor_recovery",
+    "contact_precision",
+    "nll_gap",
+    "gauge_fields",
+    "rel_error",
+]

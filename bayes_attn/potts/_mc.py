@@ -36,20 +36,20 @@ class PTState(NamedTuple):
     """The state of ``M`` parallel-tempering systems of ``R`` rungs: configurations, the replica label at each
     rung and the round-trip counters (:func:`init_state`, :func:`run_blocks`)."""
 
-    s: jax.Array          # (R, M, L) int32 configurations, by rung
-    label: jax.Array      # (R, M) int32 replica label at each rung (for round trips)
-    last_end: jax.Array   # (R_labels, M) int8: -1 none, 0 bottom rung, 1 top rung last visited
-    trips: jax.Array      # (M,) int32 completed bottom->top->bottom round trips
+    s: jax.Array  # (R, M, L) int32 configurations, by rung
+    label: jax.Array  # (R, M) int32 replica label at each rung (for round trips)
+    last_end: jax.Array  # (R_labels, M) int8: -1 none, 0 bottom rung, 1 top rung last visited
+    trips: jax.Array  # (M,) int32 completed bottom->top->bottom round trips
 
 
 class PTInfo(NamedTuple):
     """What one block of :func:`run_blocks` records: energies and configurations of every rung, and the
     neighbour-swap acceptance and attempts."""
 
-    energy: jax.Array     # (R, M) energies after the block
-    snapshot: jax.Array   # (R, M, L) configurations of every rung
-    swap_acc: jax.Array   # (R-1,) mean swap acceptance over the block's attempts
-    swap_n: jax.Array     # (R-1,) number of attempts in the block (per chain)
+    energy: jax.Array  # (R, M) energies after the block
+    snapshot: jax.Array  # (R, M, L) configurations of every rung
+    swap_acc: jax.Array  # (R-1,) mean swap acceptance over the block's attempts
+    swap_n: jax.Array  # (R-1,) number of attempts in the block (per chain)
 
 
 def _site_field(s, Ji, U):
@@ -66,9 +66,9 @@ def _site_field(s, Ji, U):
 
 def _site_update(i, carry, *, J, U, h, betas, method, u1, u2):
     s = carry
-    field = _site_field(s, J[i], U) + h[i]                     # (R, M, C)
+    field = _site_field(s, J[i], U) + h[i]  # (R, M, C)
     si = s[..., i]
-    if method == "heat_bath":                                   # inverse-CDF draw from softmax
+    if method == "heat_bath":  # inverse-CDF draw from softmax
         logits = betas[:, None, None] * field
         w = jnp.cumsum(jnp.exp(logits - logits.max(-1, keepdims=True)), -1)
         new = jnp.sum(w < u1[..., i, None] * w[..., -1:], -1)
@@ -98,13 +98,13 @@ def sweep(key, s, J, U, h, betas, method: str = "heat_bath"):
 def _swap(key, state: PTState, E, betas, parity):
     R, M = E.shape
     k = jnp.arange(R - 1)
-    active = (k % 2) == parity                                   # (R-1,)
+    active = (k % 2) == parity  # (R-1,)
     log_a = (betas[:-1] - betas[1:])[:, None] * (E[:-1] - E[1:])  # (R-1, M)
     acc = (jnp.log(jax.random.uniform(key, log_a.shape)) < log_a) & active[:, None]
-    up = jnp.concatenate([acc, jnp.zeros((1, M), bool)], 0)      # rung k takes k+1
-    down = jnp.concatenate([jnp.zeros((1, M), bool), acc], 0)    # rung k+1 takes k
+    up = jnp.concatenate([acc, jnp.zeros((1, M), bool)], 0)  # rung k takes k+1
+    down = jnp.concatenate([jnp.zeros((1, M), bool), acc], 0)  # rung k+1 takes k
     r = jnp.arange(R)[:, None]
-    perm = jnp.where(up, r + 1, jnp.where(down, r - 1, r))      # (R, M)
+    perm = jnp.where(up, r + 1, jnp.where(down, r - 1, r))  # (R, M)
     s = jnp.take_along_axis(state.s, perm[..., None], 0)
     label = jnp.take_along_axis(state.label, perm, 0)
     E = jnp.take_along_axis(E, perm, 0)
@@ -127,8 +127,9 @@ def init_state(s0) -> PTState:
 
 
 @partial(jax.jit, static_argnames=("n_blocks", "thin", "method", "swaps"))
-def run_blocks(key, state: PTState, J, U, h, betas, *, n_blocks: int, thin: int, method: str = "heat_bath",
-               swaps: bool = True):
+def run_blocks(
+    key, state: PTState, J, U, h, betas, *, n_blocks: int, thin: int, method: str = "heat_bath", swaps: bool = True
+):
     """``n_blocks`` blocks of ``thin`` sweeps (+ PT swaps); records every rung after each block."""
     J = jnp.asarray(J, jnp.float32)
     U = jnp.asarray(U, jnp.float32)
@@ -152,7 +153,8 @@ def run_blocks(key, state: PTState, J, U, h, betas, *, n_blocks: int, thin: int,
         st, key, t0 = carry
         zeros = jnp.zeros((max(R - 1, 1),), jnp.float32)
         st, key, acc_sum, n_att = jax.lax.fori_loop(
-            0, thin, lambda t, c: one_sweep(t0 + t, c), (st, key, zeros[: R - 1], zeros[: R - 1]))
+            0, thin, lambda t, c: one_sweep(t0 + t, c), (st, key, zeros[: R - 1], zeros[: R - 1])
+        )
         E = energy(st.s, J, U, h)
         info = PTInfo(E, st.s, acc_sum / jnp.maximum(n_att, 1), n_att)
         return (st, key, t0 + thin), info
@@ -164,12 +166,12 @@ def run_blocks(key, state: PTState, J, U, h, betas, *, n_blocks: int, thin: int,
 class MCResult(NamedTuple):
     """Output of :func:`sample_chains` / :func:`parallel_tempering` (numpy arrays)."""
 
-    samples: np.ndarray      # (n_keep * M, L) configurations of the recorded rung after burn-in
-    snapshots: np.ndarray    # (n_blocks, R, M, L) snapshots of every rung
-    energy: np.ndarray       # (n_blocks, R, M) energies per block
-    swap_acc: np.ndarray     # (R-1,) neighbour swap acceptance over the post-burn-in blocks
+    samples: np.ndarray  # (n_keep * M, L) configurations of the recorded rung after burn-in
+    snapshots: np.ndarray  # (n_blocks, R, M, L) snapshots of every rung
+    energy: np.ndarray  # (n_blocks, R, M) energies per block
+    swap_acc: np.ndarray  # (R-1,) neighbour swap acceptance over the post-burn-in blocks
     round_trips: np.ndarray  # (M,) completed round trips per PT system
-    betas: np.ndarray        # (R,)
+    betas: np.ndarray  # (R,)
     state: PTState
 
 
@@ -185,8 +187,22 @@ def _validate(J, U, h, M, n_blocks, thin, burn_blocks, method):
     return J, U, h
 
 
-def parallel_tempering(key, J, U, h, betas, M: int, *, n_blocks: int, thin: int = 1, burn_blocks: int = 0,
-                       method: str = "heat_bath", record: int = -1, s0=None, swaps: bool = True) -> MCResult:
+def parallel_tempering(
+    key,
+    J,
+    U,
+    h,
+    betas,
+    M: int,
+    *,
+    n_blocks: int,
+    thin: int = 1,
+    burn_blocks: int = 0,
+    method: str = "heat_bath",
+    record: int = -1,
+    s0=None,
+    swaps: bool = True,
+) -> MCResult:
     """PT over the ladder ``betas`` (increasing) with ``M`` independent systems (§2.1).
 
     Records rung ``record`` (default: the largest beta) every ``thin`` sweeps; ``samples`` are
@@ -205,23 +221,55 @@ def parallel_tempering(key, J, U, h, betas, M: int, *, n_blocks: int, thin: int 
         s0 = np.asarray(s0, np.int32)
         s0 = np.broadcast_to(s0, (R, M, L)) if s0.ndim == 2 else s0
         require(s0.shape == (R, M, L), "s0", f"must have shape {(R, M, L)}, got {s0.shape}")
-    state, info = run_blocks(key, init_state(s0), J, U, h, betas, n_blocks=n_blocks, thin=thin,
-                             method=method, swaps=swaps)
-    snaps = np.asarray(info.snapshot)                       # (n_blocks, R, M, L)
+    state, info = run_blocks(
+        key, init_state(s0), J, U, h, betas, n_blocks=n_blocks, thin=thin, method=method, swaps=swaps
+    )
+    snaps = np.asarray(info.snapshot)  # (n_blocks, R, M, L)
     acc = np.asarray(info.swap_acc)[burn_blocks:]
     n = np.asarray(info.swap_n)[burn_blocks:]
     swap_acc = (acc * n).sum(0) / np.maximum(n.sum(0), 1) if R > 1 else np.zeros(0)
-    return MCResult(snaps[burn_blocks:, record].reshape(-1, L), snaps, np.asarray(info.energy), swap_acc,
-                    np.asarray(state.trips), betas, state)
+    return MCResult(
+        snaps[burn_blocks:, record].reshape(-1, L),
+        snaps,
+        np.asarray(info.energy),
+        swap_acc,
+        np.asarray(state.trips),
+        betas,
+        state,
+    )
 
 
-def sample_chains(key, J, U, h, beta: float, M: int, *, n_blocks: int, thin: int = 1, burn_blocks: int = 0,
-                  method: str = "heat_bath", s0=None) -> MCResult:
+def sample_chains(
+    key,
+    J,
+    U,
+    h,
+    beta: float,
+    M: int,
+    *,
+    n_blocks: int,
+    thin: int = 1,
+    burn_blocks: int = 0,
+    method: str = "heat_bath",
+    s0=None,
+) -> MCResult:
     """``M`` independent chains at one ``beta`` (heat-bath or Metropolis), no tempering."""
     positive(float(beta), "beta")
     s0 = None if s0 is None else np.asarray(s0)[None]
-    return parallel_tempering(key, J, U, h, [beta], M, n_blocks=n_blocks, thin=thin, burn_blocks=burn_blocks,
-                              method=method, s0=s0, swaps=False)
+    return parallel_tempering(
+        key,
+        J,
+        U,
+        h,
+        [beta],
+        M,
+        n_blocks=n_blocks,
+        thin=thin,
+        burn_blocks=burn_blocks,
+        method=method,
+        s0=s0,
+        swaps=False,
+    )
 
 
 def greedy_ground_state(key, J, U, h=None, *, starts: int = 64, sweeps: int = 50) -> np.ndarray:
@@ -240,5 +288,16 @@ def geometric_ladder(beta_min: float, beta_max: float, rungs: int) -> np.ndarray
     return np.geomspace(beta_min, beta_max, rungs) if rungs > 1 else np.array([beta_max], float)
 
 
-__all__ = ["METHODS", "PTState", "PTInfo", "MCResult", "sweep", "run_blocks", "init_state", "parallel_tempering",
-           "sample_chains", "greedy_ground_state", "geometric_ladder"]
+__all__ = [
+    "METHODS",
+    "PTState",
+    "PTInfo",
+    "MCResult",
+    "sweep",
+    "run_blocks",
+    "init_state",
+    "parallel_tempering",
+    "sample_chains",
+    "greedy_ground_state",
+    "geometric_ladder",
+]

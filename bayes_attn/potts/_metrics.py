@@ -13,15 +13,26 @@ import jax
 import numpy as np
 
 from ._attention import fa_attention, fa_couplings, fa_logits
-from ._gauge import (abs_corr, factor_recovery, gauge_fields, gauge_fix, kronecker_rank1, offdiag, rel_error,
-                     true_couplings, zero_sum)
+from ._gauge import (
+    abs_corr,
+    factor_recovery,
+    gauge_fields,
+    gauge_fix,
+    kronecker_rank1,
+    offdiag,
+    rel_error,
+    true_couplings,
+    zero_sum,
+)
 from ._model import Potts, nll_star, pseudo_nll
 from ._params import PARAMS, FactoredParams, PlmParams, as_params
 from ._plmdca import plm_couplings, plm_logits
 
 #: the gauge in which :func:`fa_metrics` compares couplings and fields (its ``"gauge"`` entry)
-GAUGE = "zero-sum (couplings symmetrised then zero-summed over both colours; fields carry the couplings' " \
-        "colour means and are centred over colours)"
+GAUGE = (
+    "zero-sum (couplings symmetrised then zero-summed over both colours; fields carry the couplings' "
+    "colour means and are centred over colours)"
+)
 
 
 def logits_fn(params):

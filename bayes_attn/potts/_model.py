@@ -64,8 +64,9 @@ class Potts:
         return Potts(self.J, self.U, beta, self.h)
 
 
-def check_sequences(s, C: int | None = None, L: int | None = None, field: str = "sequences",
-                    min_rows: int = 1) -> np.ndarray:
+def check_sequences(
+    s, C: int | None = None, L: int | None = None, field: str = "sequences", min_rows: int = 1
+) -> np.ndarray:
     """Validate sequences (M, L): integers (integral floats are accepted, NaN and fractions are not),
     at least ``min_rows`` rows, colours in [0, C); returns int32.  Every failure is one line naming
     ``field``."""
@@ -101,7 +102,7 @@ def energy(s, J, U, h=None):
 
 def local_fields(s, J, U, h=None):
     """sum_{j != i} J_ij U[:, s_j] + h_i : (..., L, C), the conditional logits divided by beta (§1.1)."""
-    Us = jnp.asarray(U)[jnp.asarray(s)]                        # (..., L, C), U symmetric
+    Us = jnp.asarray(U)[jnp.asarray(s)]  # (..., L, C), U symmetric
     f = jnp.einsum("ij,...jc->...ic", jnp.asarray(J), Us)
     if h is not None:
         f = f + jnp.asarray(h)
@@ -131,7 +132,7 @@ def nll_star(model: Potts, s) -> float:
 
 def all_states(L: int, C: int) -> np.ndarray:
     """All ``C**L`` sequences, ``(C**L, L)`` int32 (lexicographic); for exact enumeration only."""
-    require(C ** L <= 2_000_000, "L", f"C**L = {C ** L} too large to enumerate")
+    require(C**L <= 2_000_000, "L", f"C**L = {C**L} too large to enumerate")
     return np.array(list(itertools.product(range(C), repeat=L)), dtype=np.int32)
 
 
@@ -164,8 +165,9 @@ def _sinkhorn_symmetric(W, iters=500):
     return d[:, None] * W * d[None, :]
 
 
-def generate_couplings(kind: str, L: int, C: int, seed: int = 0, *, band: int = 2, n_long: int | None = None,
-              w: float = 1.0, d: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def generate_couplings(
+    kind: str, L: int, C: int, seed: int = 0, *, band: int = 2, n_long: int | None = None, w: float = 1.0, d: int = 3
+) -> tuple[np.ndarray, np.ndarray]:
     """Seeded ground-truth couplings (J, U) of generator G1..G4 (potts.md §1.2, project choice).
 
     G1 frustrated Gaussian J and U; G2 |G| positions (J >= 0) with Gaussian U;
@@ -206,6 +208,17 @@ def generate_couplings(kind: str, L: int, C: int, seed: int = 0, *, band: int = 
 
 
 __all__ = [
-    "Potts", "GENERATORS", "generate_couplings", "energy", "local_fields", "conditional_logits", "pseudo_nll",
-    "nll_star", "all_states", "exact_distribution", "state_index", "check_sequences", "InputError",
+    "Potts",
+    "GENERATORS",
+    "generate_couplings",
+    "energy",
+    "local_fields",
+    "conditional_logits",
+    "pseudo_nll",
+    "nll_star",
+    "all_states",
+    "exact_distribution",
+    "state_index",
+    "check_sequences",
+    "InputError",
 ]

@@ -61,15 +61,19 @@ def as_params(params, field: str = "params"):
     if isinstance(params, PARAMS):
         return params
     if not isinstance(params, Mapping):
-        raise InputError(f"{field}: must be FactoredParams, SoftmaxParams or PlmParams, got {type(params).__name__}",
-                         field)
+        raise InputError(
+            f"{field}: must be FactoredParams, SoftmaxParams or PlmParams, got {type(params).__name__}", field
+        )
     keys = set(params)
     for cls in PARAMS:
         required = {k for k in cls._fields if k not in cls._field_defaults}
         if required <= keys <= set(cls._fields):
             return cls(**params)
-    raise InputError(f"{field}: keys {sorted(keys)} are not the parameters of factored attention (A, V, b), "
-                     "softmax attention (P, WQ, WK, V, b) or plmDCA (W, h)", field)
+    raise InputError(
+        f"{field}: keys {sorted(keys)} are not the parameters of factored attention (A, V, b), "
+        "softmax attention (P, WQ, WK, V, b) or plmDCA (W, h)",
+        field,
+    )
 
 
 def params_dict(params) -> dict:

@@ -85,5 +85,14 @@ def coupling_logits(Km, s, fields=None):
     return z if fields is None else z + fields
 
 
-__all__ = ["BLOCK_ELEMENTS", "GATHER_COST", "use_coupling_route", "block_rows", "to_blocks", "weighted_nll_sum",
-           "blocked_pl", "coupling_matrix", "coupling_logits"]
+__all__ = [
+    "BLOCK_ELEMENTS",
+    "GATHER_COST",
+    "use_coupling_route",
+    "block_rows",
+    "to_blocks",
+    "weighted_nll_sum",
+    "blocked_pl",
+    "coupling_matrix",
+    "coupling_logits",
+]

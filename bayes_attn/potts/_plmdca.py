@@ -43,9 +43,21 @@ def plm_couplings(params: PlmParams) -> np.ndarray:
     return W * (1.0 - np.eye(W.shape[0]))[:, :, None, None]
 
 
-def fit_plmdca(s, C: int, lam_J: float = PLM_LAM, lam_h: float | None = None, *, max_iter: int = 1000,
-               tol: float = 1e-5, rtol: float = 1e-9, weights=None, dtype=None, progress=None, fields=None,
-               memory: int = 20):
+def fit_plmdca(
+    s,
+    C: int,
+    lam_J: float = PLM_LAM,
+    lam_h: float | None = None,
+    *,
+    max_iter: int = 1000,
+    tol: float = 1e-5,
+    rtol: float = 1e-9,
+    weights=None,
+    dtype=None,
+    progress=None,
+    fields=None,
+    memory: int = 20,
+):
     """Fit asymmetric plmDCA by full-batch L-BFGS from zero couplings; returns (:class:`PlmParams`, FitInfo).
 
     ``FitInfo.converged`` / ``FitInfo.reason`` say whether the gradient norm reached ``tol`` or the
@@ -60,15 +72,29 @@ def fit_plmdca(s, C: int, lam_J: float = PLM_LAM, lam_h: float | None = None, *,
     dt = jnp.dtype(dtype or jnp.float64)
     p0 = PlmParams(jnp.zeros((L, L, C, C), dt), jnp.zeros((L, C), dt) if fields is None else jnp.asarray(fields, dt))
     sb, wb = to_blocks(s, weights, C=C, dtype=dt)
-    return lbfgs(_objective, p0, sb, wb, jnp.asarray(lam_J, dt), jnp.asarray(lam_h, dt), max_iter=max_iter, tol=tol,
-                 rtol=rtol, progress=progress, memory=memory)
+    return lbfgs(
+        _objective,
+        p0,
+        sb,
+        wb,
+        jnp.asarray(lam_J, dt),
+        jnp.asarray(lam_h, dt),
+        max_iter=max_iter,
+        tol=tol,
+        rtol=rtol,
+        progress=progress,
+        memory=memory,
+    )
 
 
 def _objective(p, sb, wb, lam_J, lam_h):
     mask = (1.0 - jnp.eye(p.W.shape[0], dtype=p.W.dtype))[:, :, None, None]
     Wm = coupling_matrix(p.W)
-    return (blocked_pl(lambda s: coupling_logits(Wm, s, p.h), sb, wb) + lam_J * jnp.sum((p.W * mask) ** 2)
-            + lam_h * jnp.sum(p.h ** 2))
+    return (
+        blocked_pl(lambda s: coupling_logits(Wm, s, p.h), sb, wb)
+        + lam_J * jnp.sum((p.W * mask) ** 2)
+        + lam_h * jnp.sum(p.h**2)
+    )
 
 
 __all__ = ["PLM_LAM", "plm_logits", "plm_couplings", "fit_plmdca", "FitInfo"]

@@ -76,14 +76,18 @@ def ridge_theory(Sigma, w, sigma2: float, M: int, lam: float, eig=None) -> dict:
     ev, Q = np.linalg.eigh(Sigma) if eig is None else eig
     wt = Q.T @ w
     k = kappa(ev, M, lam)
-    df2 = np.sum(ev ** 2 / (ev + k) ** 2)
+    df2 = np.sum(ev**2 / (ev + k) ** 2)
     require(df2 < M, "M", f"df2 = {df2:.3g} >= M = {M}: at the interpolation threshold (lam = 0, M = p)")
-    b_pred = k ** 2 * np.sum(ev * wt ** 2 / (ev + k) ** 2)
-    b_par = k ** 2 * np.sum(wt ** 2 / (ev + k) ** 2)
+    b_pred = k**2 * np.sum(ev * wt**2 / (ev + k) ** 2)
+    b_par = k**2 * np.sum(wt**2 / (ev + k) ** 2)
     e_test = (sigma2 + b_pred) / (1 - df2 / M)
     coup = b_par + np.sum(ev / (ev + k) ** 2) / M * e_test
-    return {"kappa": k, "test_mse": float(e_test), "coupling_error": float(coup),
-            "rel_coupling_error": float(coup / np.sum(w ** 2))}
+    return {
+        "kappa": k,
+        "test_mse": float(e_test),
+        "coupling_error": float(coup),
+        "rel_coupling_error": float(coup / np.sum(w**2)),
+    }
 
 
 def isotropic_coupling_error(alpha: float, r: float, sigma2: float) -> float:
@@ -96,9 +100,9 @@ def isotropic_coupling_error(alpha: float, r: float, sigma2: float) -> float:
 def lambda_opt(Sigma, w, sigma2: float, M: int, bounds=(-8.0, 2.0), eig=None) -> float:
     """argmin over lambda of E_test (scalar search on log10 lambda) (§9.2)."""
     eig = np.linalg.eigh(Sigma) if eig is None else eig
-    f = lambda ll: ridge_theory(Sigma, w, sigma2, M, 10.0 ** ll, eig)["test_mse"]  # noqa: E731
+    f = lambda ll: ridge_theory(Sigma, w, sigma2, M, 10.0**ll, eig)["test_mse"]  # noqa: E731
     r = minimize_scalar(f, bounds=bounds, method="bounded", options={"xatol": 1e-4})
-    return float(10.0 ** r.x)
+    return float(10.0**r.x)
 
 
 def simulate_ridge(teacher: Teacher, sites, M: int, lam: float, reps: int, seed: int = 0) -> dict:
@@ -112,8 +116,9 @@ def simulate_ridge(teacher: Teacher, sites, M: int, lam: float, reps: int, seed:
     Lc = np.linalg.cholesky(np.linalg.inv(teacher.K))
     L = teacher.L
     per_site = [teacher.site(i) for i in sites]
-    theo = np.array([[th["rel_coupling_error"], th["test_mse"]]
-                     for th in (ridge_theory(S, w, s2, M, lam) for S, w, s2 in per_site)])
+    theo = np.array(
+        [[th["rel_coupling_error"], th["test_mse"]] for th in (ridge_theory(S, w, s2, M, lam) for S, w, s2 in per_site)]
+    )
     sims = []
     for _ in range(reps):
         X = rng.standard_normal((M, L)) @ Lc.T
@@ -125,11 +130,22 @@ def simulate_ridge(teacher: Teacher, sites, M: int, lam: float, reps: int, seed:
             sims.append((d @ d / (w @ w), s2 + d @ Sigma @ d))
     sims = np.array(sims)
     n = len(sims)
-    return {"rel_coupling_error": float(sims[:, 0].mean()),
-            "rel_coupling_error_se": float(sims[:, 0].std(ddof=1) / np.sqrt(n)),
-            "test_mse": float(sims[:, 1].mean()), "test_mse_se": float(sims[:, 1].std(ddof=1) / np.sqrt(n)),
-            "theory_rel_coupling_error": float(theo[:, 0].mean()), "theory_test_mse": float(theo[:, 1].mean())}
+    return {
+        "rel_coupling_error": float(sims[:, 0].mean()),
+        "rel_coupling_error_se": float(sims[:, 0].std(ddof=1) / np.sqrt(n)),
+        "test_mse": float(sims[:, 1].mean()),
+        "test_mse_se": float(sims[:, 1].std(ddof=1) / np.sqrt(n)),
+        "theory_rel_coupling_error": float(theo[:, 0].mean()),
+        "theory_test_mse": float(theo[:, 1].mean()),
+    }
 
 
-__all__ = ["Teacher", "gaussian_teacher", "kappa", "ridge_theory", "isotropic_coupling_error", "lambda_opt",
-           "simulate_ridge"]
+__all__ = [
+    "Teacher",
+    "gaussian_teacher",
+    "kappa",
+    "ridge_theory",
+    "isotropic_coupling_error",
+    "lambda_opt",
+    "simulate_ridge",
+]

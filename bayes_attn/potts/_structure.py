@@ -33,6 +33,7 @@ def _bio():
         raise InputError("structure: reading structures needs Biopython (pip install 'bayes_attn[bio]')") from None
     import Bio.PDB
     from Bio import Align
+
     return Bio.PDB, Align
 
 
@@ -61,6 +62,7 @@ def read_chain(path, chain: str) -> ChainResidues:
         if p.suffix.lower() == ".gz":
             import gzip
             import io
+
             with gzip.open(p, "rt") as fh:
                 text = fh.read()
             model = next(iter(parser.get_structure("s", io.StringIO(text))))
@@ -110,12 +112,18 @@ def align_to_focus(focus: str, chain_seq: str) -> tuple[np.ndarray, dict]:
     paired = np.flatnonzero(mapping >= 0)
     same = np.array([focus[k].upper() == chain_seq[mapping[k]] for k in paired], bool)
     identity = float(same.mean()) if paired.size else 0.0
-    report = {"aligned": int(paired.size), "identity": identity,
-              "mismatches": [f"{focus[k]}{k + 1}{chain_seq[mapping[k]]}" for k in paired[~same]],
-              "unresolved": int((mapping < 0).sum())}
-    require(paired.size >= min(10, len(focus)) and identity >= MIN_IDENTITY, "structure",
-            f"the chain's sequence does not align to the focus sequence (identity {identity:.0%} over "
-            f"{paired.size} aligned residues)")
+    report = {
+        "aligned": int(paired.size),
+        "identity": identity,
+        "mismatches": [f"{focus[k]}{k + 1}{chain_seq[mapping[k]]}" for k in paired[~same]],
+        "unresolved": int((mapping < 0).sum()),
+    }
+    require(
+        paired.size >= min(10, len(focus)) and identity >= MIN_IDENTITY,
+        "structure",
+        f"the chain's sequence does not align to the focus sequence (identity {identity:.0%} over "
+        f"{paired.size} aligned residues)",
+    )
     return mapping, report
 
 
@@ -130,13 +138,15 @@ def contact_map(path, chain: str, focus: str, cutoff: float = CONTACT_CUTOFF):
     D = np.linalg.norm(X[:, None, :] - X[None, :, :], axis=-1)
     C = np.nan_to_num(D, nan=np.inf) < cutoff
     np.fill_diagonal(C, False)
-    report.update(chain=chain, chain_residues=len(res.sequence), measured_at_CA=list(res.no_cb),
-                  modified_residues=list(res.modified), cutoff=cutoff,
-                  atoms="CB (CA for glycine and for residues without CB)")
+    report.update(
+        chain=chain,
+        chain_residues=len(res.sequence),
+        measured_at_CA=list(res.no_cb),
+        modified_residues=list(res.modified),
+        cutoff=cutoff,
+        atoms="CB (CA for glycine and for residues without CB)",
+    )
     return C, known, D, report
-
-
-
 
 
 def read_chain_ids(path) -> list[str]:
@@ -152,4 +162,14 @@ def read_chain_ids(path) -> list[str]:
         raise InputError(f"structure: cannot read {p.name} ({type(exc).__name__})") from None
     require(len(ids) > 0, "structure", f"{p.name} has no chains")
     return ids
-__all__ = ["CONTACT_CUTOFF", "MIN_IDENTITY", "ChainResidues", "read_chain", "read_chain_ids", "align_to_focus", "contact_map"]
+
+
+__all__ = [
+    "CONTACT_CUTOFF",
+    "MIN_IDENTITY",
+    "ChainResidues",
+    "read_chain",
+    "read_chain_ids",
+    "align_to_focus",
+    "contact_map",
+]

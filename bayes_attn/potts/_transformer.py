@@ -43,7 +43,7 @@ class TransformerConfig:
     warmup: int = 200
     eval_every: int = 250
     patience: int = 4
-    min_delta: float = 1e-4      # an improvement of the validation PL smaller than this does not count
+    min_delta: float = 1e-4  # an improvement of the validation PL smaller than this does not count
 
     def __post_init__(self):
         for name in ("L", "C", "d_model", "layers", "heads", "batch", "steps", "eval_every", "patience"):
@@ -59,15 +59,24 @@ def init_transformer(key, cfg: TransformerConfig) -> dict:
     d, C, L = cfg.d_model, cfg.C, cfg.L
     ks = iter(jax.random.split(key, 4 + 4 * cfg.layers))
     nrm = lambda k, shape, fan: jax.random.normal(k, shape) / np.sqrt(fan)  # noqa: E731
-    p = {"tok": 0.02 * jax.random.normal(next(ks), (C + 1, d)), "pos": 0.02 * jax.random.normal(next(ks), (L, d)),
-         "ln_f": (jnp.ones(d), jnp.zeros(d)), "out": (nrm(next(ks), (d, C), d), jnp.zeros(C)), "blocks": []}
+    p = {
+        "tok": 0.02 * jax.random.normal(next(ks), (C + 1, d)),
+        "pos": 0.02 * jax.random.normal(next(ks), (L, d)),
+        "ln_f": (jnp.ones(d), jnp.zeros(d)),
+        "out": (nrm(next(ks), (d, C), d), jnp.zeros(C)),
+        "blocks": [],
+    }
     for _ in range(cfg.layers):
-        p["blocks"].append({
-            "ln1": (jnp.ones(d), jnp.zeros(d)), "ln2": (jnp.ones(d), jnp.zeros(d)),
-            "qkv": (nrm(next(ks), (d, 3 * d), d), jnp.zeros(3 * d)),
-            "proj": (nrm(next(ks), (d, d), d) / np.sqrt(2 * cfg.layers), jnp.zeros(d)),
-            "fc1": (nrm(next(ks), (d, 4 * d), d), jnp.zeros(4 * d)),
-            "fc2": (nrm(next(ks), (4 * d, d), 4 * d) / np.sqrt(2 * cfg.layers), jnp.zeros(d))})
+        p["blocks"].append(
+            {
+                "ln1": (jnp.ones(d), jnp.zeros(d)),
+                "ln2": (jnp.ones(d), jnp.zeros(d)),
+                "qkv": (nrm(next(ks), (d, 3 * d), d), jnp.zeros(3 * d)),
+                "proj": (nrm(next(ks), (d, d), d) / np.sqrt(2 * cfg.layers), jnp.zeros(d)),
+                "fc1": (nrm(next(ks), (d, 4 * d), d), jnp.zeros(4 * d)),
+                "fc2": (nrm(next(ks), (4 * d, d), 4 * d) / np.sqrt(2 * cfg.layers), jnp.zeros(d)),
+            }
+        )
     return p
 
 
@@ -105,9 +114,9 @@ def _pl_sum(params: dict, sb, heads: int):
     B, L = sb.shape
     C = params["out"][0].shape[1]
     eye = jnp.eye(L, dtype=bool)
-    toks = jnp.where(eye[None], C, sb[:, None, :]).reshape(-1, L)          # (B*L, L)
+    toks = jnp.where(eye[None], C, sb[:, None, :]).reshape(-1, L)  # (B*L, L)
     z = transformer_logits(params, toks, heads).reshape(B, L, L, C)
-    z = z[:, jnp.arange(L), jnp.arange(L)]                                 # (B, L, C) masked site
+    z = z[:, jnp.arange(L), jnp.arange(L)]  # (B, L, C) masked site
     logp = jax.nn.log_softmax(z, -1)
     return -jnp.take_along_axis(logp, sb[..., None], -1).sum()
 
@@ -116,7 +125,7 @@ def transformer_pl_loss(params: dict, s, heads: int, chunk: int = 500) -> float:
     """Exact PL loss: every sequence copied L times, one position masked per copy (§4, §7.2)."""
     s = jnp.asarray(s)
     M, L = s.shape
-    tot = sum(float(_pl_sum(params, s[i:i + chunk], heads)) for i in range(0, M, chunk))
+    tot = sum(float(_pl_sum(params, s[i : i + chunk], heads)) for i in range(0, M, chunk))
     return tot / (M * L)
 
 
@@ -127,7 +136,7 @@ def fit_transformer(key, s_train, s_val, cfg: TransformerConfig, progress: bool 
     C = cfg.C
     k0, key = jax.random.split(key)
     params = init_transformer(k0, cfg)
-    warm = min(cfg.warmup, cfg.steps // 2)            # short runs: warm-up at most half of the steps
+    warm = min(cfg.warmup, cfg.steps // 2)  # short runs: warm-up at most half of the steps
     sched = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, warm, cfg.steps, cfg.lr * 0.01)
     opt = optax.adamw(sched, weight_decay=cfg.weight_decay)
 
@@ -147,6 +156,7 @@ def fit_transformer(key, s_train, s_val, cfg: TransformerConfig, progress: bool 
             val, g = jax.value_and_grad(loss)(p, s_train[idx], pos)
             upd, st = opt.update(g, st, p)
             return (optax.apply_updates(p, upd), st), val
+
         (p, st), vals = jax.lax.scan(step, (p, st), keys)
         return p, st, vals.mean()
 

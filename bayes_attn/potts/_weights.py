@@ -38,7 +38,7 @@ def _blocked(rows, others, thr, block: int, reduce: str):
     or the largest number of identical columns (``"max"``)."""
     M, L = rows.shape
     nb = -(-M // block)
-    acc = jnp.uint8 if L < 256 else jnp.int32          # identical-column counts fit in a byte for L < 256
+    acc = jnp.uint8 if L < 256 else jnp.int32  # identical-column counts fit in a byte for L < 256
     padded = jnp.pad(rows, ((0, nb * block - M), (0, 0)), constant_values=-1).reshape(nb, block, L)
 
     def one(rb):

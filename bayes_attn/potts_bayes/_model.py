@@ -64,8 +64,7 @@ class PseudoPosteriorModel:
 
     def numpyro_model(self, args: PseudoPosteriorArgs) -> None:
         """The NumPyro model of the pseudo-posterior (:func:`~bayes_attn.potts.pl_model`)."""
-        pl_model(args.s, self.L, self.C, args.omega, args.scale_A, args.scale_V,
-                 args.scale_b if self.fields else None)
+        pl_model(args.s, self.L, self.C, args.omega, args.scale_A, args.scale_V, args.scale_b if self.fields else None)
 
     def log_density(self, z: dict, args: PseudoPosteriorArgs):
         """``omega log PL + log prior`` at the sites ``z`` (up to constants): ``-potential_energy``."""

@@ -32,8 +32,13 @@ from ._model import PseudoPosteriorArgs, PseudoPosteriorModel
 TARGET_ACCEPT = 0.85
 
 #: dimension names of the stored quantities (after ``chain``, ``draw``)
-DIMS = {"A": ("site", "site_"), "V": ("colour", "colour_"), "b": ("site", "colour"),
-        "K0": ("site", "site_", "colour", "colour_"), "h0": ("site", "colour")}
+DIMS = {
+    "A": ("site", "site_"),
+    "V": ("colour", "colour_"),
+    "b": ("site", "colour"),
+    "K0": ("site", "site_", "colour", "colour_"),
+    "h0": ("site", "colour"),
+}
 
 
 def seed_of(key) -> int:
@@ -44,10 +49,13 @@ def seed_of(key) -> int:
         return nonnegative_int(int(key), "seed")
     k = jnp.asarray(key)
     data = np.asarray(jax.random.key_data(k) if jnp.issubdtype(k.dtype, jax.dtypes.prng_key) else k)
-    require(data.shape == (2,) and data.dtype == np.uint32, "key",
-            f"must be a seed (int) or a JAX PRNG key, got {data.dtype} array of shape {data.shape}")
+    require(
+        data.shape == (2,) and data.dtype == np.uint32,
+        "key",
+        f"must be a seed (int) or a JAX PRNG key, got {data.dtype} array of shape {data.shape}",
+    )
     hi, lo = int(data[0]), int(data[1])
-    require(hi < 2 ** 31, "key", "has no nonnegative 64-bit seed (use an int seed)")
+    require(hi < 2**31, "key", "has no nonnegative 64-bit seed (use an int seed)")
     return (hi << 32) | lo
 
 
@@ -61,12 +69,20 @@ def to_datatree(groups: dict, model: PseudoPosteriorModel, s, attrs: dict) -> xr
         nc, nd = np.shape(next(iter(group.values())))[:2]
         return xr.Dataset(data, coords={"chain": np.arange(nc), "draw": np.arange(nd)})
 
-    root = {"model": model.kind, "L": model.L, "C": model.C, "fields": int(model.fields),
-            "package_versions": json.dumps(package_versions())}
+    root = {
+        "model": model.kind,
+        "L": model.L,
+        "C": model.C,
+        "fields": int(model.fields),
+        "package_versions": json.dumps(package_versions()),
+    }
     for k, v in attrs.items():
         root[k] = v if isinstance(v, (str, int, float)) else json.dumps(v)
-    tree = {"/": xr.Dataset(attrs=root), **{g: ds(d) for g, d in groups.items() if d},
-            "observed_data": xr.Dataset({"sequences": (("sequence", "site"), np.asarray(s))})}
+    tree = {
+        "/": xr.Dataset(attrs=root),
+        **{g: ds(d) for g, d in groups.items() if d},
+        "observed_data": xr.Dataset({"sequences": (("sequence", "site"), np.asarray(s))}),
+    }
     return xr.DataTree.from_dict(tree)
 
 
@@ -82,10 +98,24 @@ class PseudoPosterior:
     :data:`TARGET_ACCEPT`, diagonal mass matrix; chains one after another by default).  ``thresholds``: the
     gates of the verdict (:func:`bayes_attn.diagnostics.summarize`)."""
 
-    def __init__(self, L: int, C: int, *, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0,
-                 scale_b: float | None = None, chains: int = 2, warmup: int = 300, draws: int = 300,
-                 max_tree_depth: int = 8, progress_bar: bool = False, checkpoint_every: int = 100,
-                 chain_method: str = "sequential", thresholds: Thresholds = Thresholds()):
+    def __init__(
+        self,
+        L: int,
+        C: int,
+        *,
+        omega: float = 1.0,
+        scale_A: float = 1.0,
+        scale_V: float = 1.0,
+        scale_b: float | None = None,
+        chains: int = 2,
+        warmup: int = 300,
+        draws: int = 300,
+        max_tree_depth: int = 8,
+        progress_bar: bool = False,
+        checkpoint_every: int = 100,
+        chain_method: str = "sequential",
+        thresholds: Thresholds = Thresholds(),
+    ):
         positive(L, "L", integer=True)
         positive(C, "C", integer=True)
         positive(omega, "omega")
@@ -93,9 +123,18 @@ class PseudoPosterior:
             positive(v, name)
         self.L, self.C, self.omega, self.scales = L, C, float(omega), (scale_A, scale_V, scale_b)
         self.model = PseudoPosteriorModel(L, C, fields=scale_b is not None)
-        self.cfg = SamplerConfig(kind="nuts", chains=chains, warmup=warmup, draws=draws, target_accept=TARGET_ACCEPT,
-                                 max_tree_depth=max_tree_depth, dense_mass=False, progress_bar=progress_bar,
-                                 checkpoint_every=checkpoint_every, chain_method=chain_method)
+        self.cfg = SamplerConfig(
+            kind="nuts",
+            chains=chains,
+            warmup=warmup,
+            draws=draws,
+            target_accept=TARGET_ACCEPT,
+            max_tree_depth=max_tree_depth,
+            dense_mass=False,
+            progress_bar=progress_bar,
+            checkpoint_every=checkpoint_every,
+            chain_method=chain_method,
+        )
         self.settings = Settings.from_config(self.cfg)
         self.thresholds = thresholds
 
@@ -105,11 +144,21 @@ class PseudoPosterior:
         omega = self.omega if omega is None else positive(float(omega), "omega")
         scale_A, scale_V, scale_b = self.scales
         f = lambda x: jnp.asarray(x, jnp.float64)  # noqa: E731
-        return PseudoPosteriorArgs(jnp.asarray(s), f(omega), f(scale_A), f(scale_V), f(1.0 if scale_b is None else
-                                                                                         scale_b))
+        return PseudoPosteriorArgs(
+            jnp.asarray(s), f(omega), f(scale_A), f(scale_V), f(1.0 if scale_b is None else scale_b)
+        )
 
-    def run(self, key, s, init=None, omega: float | None = None, *, checkpoint=None, resume: bool = False,
-            stop_after_chunks: int | None = None) -> dict:
+    def run(
+        self,
+        key,
+        s,
+        init=None,
+        omega: float | None = None,
+        *,
+        checkpoint=None,
+        resume: bool = False,
+        stop_after_chunks: int | None = None,
+    ) -> dict:
         """Draws of A, V, (b), gauge-fixed couplings K0 (chains, draws, L, L, C, C), gauged fields h0, R-hat /
         ESS of the K0 entries of the pairs i < j, divergences; ``datatree`` (the run) and ``report`` (its
         :func:`~bayes_attn.diagnostics.summarize` verdict).
@@ -125,40 +174,98 @@ class PseudoPosterior:
         positions = None
         if init is not None:
             z = pl_sites(init, self.L)
-            require(set(z) == set(self.model.site_shapes()), "init",
-                    "must have fields exactly when the pseudo-posterior has them (scale_b)")
+            require(
+                set(z) == set(self.model.site_shapes()),
+                "init",
+                "must have fields exactly when the pseudo-posterior has them (scale_b)",
+            )
             positions = jax.tree.map(lambda x: jnp.broadcast_to(x, (cfg.chains, *x.shape)), z)
         starts = () if positions is None else tuple(np.asarray(positions[k]) for k in sorted(positions))
         fp = fingerprint(cfg, None, self.model, (*args.data_arrays(), *starts))
-        groups = run_chains("nuts", self.model, args, cfg, self.settings, fp=fp, positions=positions,
-                            checkpoint=checkpoint, resume=resume, stop_after_chunks=stop_after_chunks)
+        groups = run_chains(
+            "nuts",
+            self.model,
+            args,
+            cfg,
+            self.settings,
+            fp=fp,
+            positions=positions,
+            checkpoint=checkpoint,
+            resume=resume,
+            stop_after_chunks=stop_after_chunks,
+        )
         scale_A, scale_V, scale_b = self.scales
-        dt = to_datatree(groups, self.model, args.s, {
-            "sampler": "nuts", "seed": cfg.seed, "chains": cfg.chains, "warmup": cfg.warmup, "draws": cfg.draws,
-            "target_accept": cfg.target_accept, "max_tree_depth": cfg.max_tree_depth, "omega": float(args.omega),
-            "scale_A": scale_A, "scale_V": scale_V, "scale_b": "none" if scale_b is None else scale_b,
-            "init": "given" if init is not None else "uniform", "resumed": int(bool(resume)),
-            "pseudo_posterior": "omega * log PL + log prior; not the posterior of the Potts model"})
-        with warnings.catch_warnings():     # one chain: R-hat is undefined (NaN), which the verdict reports
+        dt = to_datatree(
+            groups,
+            self.model,
+            args.s,
+            {
+                "sampler": "nuts",
+                "seed": cfg.seed,
+                "chains": cfg.chains,
+                "warmup": cfg.warmup,
+                "draws": cfg.draws,
+                "target_accept": cfg.target_accept,
+                "max_tree_depth": cfg.max_tree_depth,
+                "omega": float(args.omega),
+                "scale_A": scale_A,
+                "scale_V": scale_V,
+                "scale_b": "none" if scale_b is None else scale_b,
+                "init": "given" if init is not None else "uniform",
+                "resumed": int(bool(resume)),
+                "pseudo_posterior": "omega * log PL + log prior; not the posterior of the Potts model",
+            },
+        )
+        with warnings.catch_warnings():  # one chain: R-hat is undefined (NaN), which the verdict reports
             warnings.simplefilter("ignore", RuntimeWarning)
             report = summarize(dt, self.thresholds)
         post = groups["posterior"]
         out = {k: np.asarray(post[k]) for k in ("A", "V", "K0", "b", "h0") if k in post}
         nc = out["V"].shape[0]
-        out.update(omega=float(args.omega), pseudo_posterior=True,
-                   rhat_K_max=report.max_rhat if nc > 1 else float("nan"), ess_K_min=report.min_ess_bulk,
-                   divergences=report.divergences, datatree=dt, report=report)
+        out.update(
+            omega=float(args.omega),
+            pseudo_posterior=True,
+            rhat_K_max=report.max_rhat if nc > 1 else float("nan"),
+            ess_K_min=report.min_ess_bulk,
+            divergences=report.divergences,
+            datatree=dt,
+            report=report,
+        )
         return out
 
 
-def sample_pseudo_posterior(key, s, C: int, *, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0,
-                            scale_b: float | None = None, chains: int = 2, warmup: int = 300, draws: int = 300,
-                            init=None, progress_bar: bool = False, checkpoint=None, resume: bool = False,
-                            stop_after_chunks: int | None = None) -> dict:
+def sample_pseudo_posterior(
+    key,
+    s,
+    C: int,
+    *,
+    omega: float = 1.0,
+    scale_A: float = 1.0,
+    scale_V: float = 1.0,
+    scale_b: float | None = None,
+    chains: int = 2,
+    warmup: int = 300,
+    draws: int = 300,
+    init=None,
+    progress_bar: bool = False,
+    checkpoint=None,
+    resume: bool = False,
+    stop_after_chunks: int | None = None,
+) -> dict:
     """One NUTS run on the pseudo-posterior (see :class:`PseudoPosterior` and :meth:`PseudoPosterior.run`)."""
     L = np.shape(s)[1]
-    post = PseudoPosterior(L, C, omega=omega, scale_A=scale_A, scale_V=scale_V, scale_b=scale_b, chains=chains,
-                           warmup=warmup, draws=draws, progress_bar=progress_bar)
+    post = PseudoPosterior(
+        L,
+        C,
+        omega=omega,
+        scale_A=scale_A,
+        scale_V=scale_V,
+        scale_b=scale_b,
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        progress_bar=progress_bar,
+    )
     return post.run(key, s, init, checkpoint=checkpoint, resume=resume, stop_after_chunks=stop_after_chunks)
 
 

@@ -48,8 +48,7 @@ def load_sweep(path) -> Sweep:
     return build_sweep(raw, base, text, validate=_validator(base))
 
 
-def run_sweep(sweep: Sweep, out, *, workers: int | None = None, scheduler: str | None = None,
-              progress: bool = True):
+def run_sweep(sweep: Sweep, out, *, workers: int | None = None, scheduler: str | None = None, progress: bool = True):
     """Compute or reuse every cell of ``sweep`` into ``out/cells/`` and write ``out/sweep.nc`` (atomically).
 
     Returns ``(dataset, results)``; cells that failed are in the dataset with ``status = "failed"`` and
@@ -63,5 +62,19 @@ def run_sweep(sweep: Sweep, out, *, workers: int | None = None, scheduler: str |
     return ds, results
 
 
-__all__ = ["Cell", "Sweep", "ROW", "load_sweep", "run_sweep", "build_sweep", "run_cell", "run_cells",
-           "sweep_dataset", "cell_files", "cell_hash", "summarise", "open_client", "to_toml"]
+__all__ = [
+    "Cell",
+    "Sweep",
+    "ROW",
+    "load_sweep",
+    "run_sweep",
+    "build_sweep",
+    "run_cell",
+    "run_cells",
+    "sweep_dataset",
+    "cell_files",
+    "cell_hash",
+    "summarise",
+    "open_client",
+    "to_toml",
+]

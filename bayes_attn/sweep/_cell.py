@@ -29,8 +29,19 @@ from .._errors import InputError
 from .._io import remove_stale_temporaries
 
 #: the summary of a cell, one variable of ``sweep.nc`` each
-ROW = ("acc_sampled", "acc_theory", "acc_gp", "mean_rel_err", "U_rel_err", "max_rhat", "min_ess_bulk",
-       "divergences", "converged", "wall_s", "compile_s")
+ROW = (
+    "acc_sampled",
+    "acc_theory",
+    "acc_gp",
+    "mean_rel_err",
+    "U_rel_err",
+    "max_rhat",
+    "min_ess_bulk",
+    "divergences",
+    "converged",
+    "wall_s",
+    "compile_s",
+)
 
 
 def cell_files(cells_dir, name: str) -> tuple[Path, Path, Path]:
@@ -96,8 +107,16 @@ def run_cell(raw: dict, base_dir: str, cells_dir: str, name: str, cell_hash: str
         theory.attrs.update(cell_hash=cell_hash, wall_time_s=time.perf_counter() - t0, compile_time_s=ct.seconds)
         sampler = cfg.sampler.__class__(**{**vars(cfg.sampler), "progress_bar": progress})
         with CompileTimer() as cs:
-            dt = sample(task, spec, sampler, config_text=_cell_text(raw), checkpoint=ckpt, resume=True,
-                        basis=cfg.basis(), attrs={"cell_hash": cell_hash, "cell": name})
+            dt = sample(
+                task,
+                spec,
+                sampler,
+                config_text=_cell_text(raw),
+                checkpoint=ckpt,
+                resume=True,
+                basis=cfg.basis(),
+                attrs={"cell_hash": cell_hash, "cell": name},
+            )
         dt.attrs["compile_time_s"] = cs.seconds  # of this process's part of the run (a resumed run: the last part)
         if not np.all(np.isfinite(dt["posterior"].ds["f"].values)):
             raise FloatingPointError("non-finite predictions in the posterior draws")

@@ -97,18 +97,27 @@ def _set(raw: dict, key: str, value) -> None:
 def build_sweep(raw: dict, base_dir=Path("."), text: str = "", validate=None) -> Sweep:
     """The :class:`Sweep` of a parsed TOML dict; ``validate(cell_raw, label)`` checks each cell's config and
     returns its :class:`~bayes_attn.config.SamplerConfig` (hashed by :func:`cell_hash`)."""
-    require("sweep" in raw and isinstance(raw["sweep"], dict) and raw["sweep"], "sweep",
-            "missing or empty table [sweep] (dotted config keys -> lists of values)")
+    require(
+        "sweep" in raw and isinstance(raw["sweep"], dict) and raw["sweep"],
+        "sweep",
+        "missing or empty table [sweep] (dotted config keys -> lists of values)",
+    )
     keys, values = [], []
     for key, vals in raw["sweep"].items():
         parts = key.split(".")
-        require(len(parts) == 2 and parts[0] in SWEEPABLE, f"sweep.{key}",
-                f"must be a dotted key of [{'] / ['.join(SWEEPABLE)}], e.g. \"network.width\"")
+        require(
+            len(parts) == 2 and parts[0] in SWEEPABLE,
+            f"sweep.{key}",
+            f'must be a dotted key of [{"] / [".join(SWEEPABLE)}], e.g. "network.width"',
+        )
         require(isinstance(vals, list), f"sweep.{key}", f"must be a list of values, got {vals!r}")
         require(len(vals) >= 1, f"sweep.{key}", "is an empty list")
         for v in vals:
-            require(isinstance(v, (int, float, str, bool)), f"sweep.{key}",
-                    f"takes scalar values only (one value per cell), got {v!r}")
+            require(
+                isinstance(v, (int, float, str, bool)),
+                f"sweep.{key}",
+                f"takes scalar values only (one value per cell), got {v!r}",
+            )
         require(len(set(map(repr, vals))) == len(vals), f"sweep.{key}", f"has repeated values {vals!r}")
         keys.append(key)
         values.append(tuple(vals))

@@ -57,8 +57,9 @@ def open_client(workers: int | None, scheduler: str | None):
     folder = cache_dir()
     env["BAYES_ATTN_CACHE_DIR"] = str(folder) if folder is not None else "off"
     dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.multiprocessing-method": "spawn"})
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR, env=env)
+    cluster = LocalCluster(
+        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR, env=env
+    )
     client = Client(cluster)
     from ._pin import PinWorkers
 
@@ -71,8 +72,9 @@ def _lost(cell, exc) -> dict:
     return {"name": cell.name, "status": "failed", "error": f"worker lost or task failed ({line})"}
 
 
-def run_cells(sweep: Sweep, out: Path, *, workers: int | None = None, scheduler: str | None = None,
-              progress: bool = True) -> list[dict]:
+def run_cells(
+    sweep: Sweep, out: Path, *, workers: int | None = None, scheduler: str | None = None, progress: bool = True
+) -> list[dict]:
     """Compute or reuse every cell; one result dict per cell, in grid order."""
     from tqdm.auto import tqdm
 
@@ -90,8 +92,12 @@ def run_cells(sweep: Sweep, out: Path, *, workers: int | None = None, scheduler:
 
             client, cluster = open_client(workers, scheduler)
             try:
-                futures = {client.submit(run_cell, c.raw, base, cells_dir, c.name, c.hash, key=f"cell-{c.hash}",
-                                         pure=False, retries=1): c for c in sweep.cells}
+                futures = {
+                    client.submit(
+                        run_cell, c.raw, base, cells_dir, c.name, c.hash, key=f"cell-{c.hash}", pure=False, retries=1
+                    ): c
+                    for c in sweep.cells
+                }
                 for fut in as_completed(futures):
                     c = futures[fut]
                     try:
@@ -127,8 +133,11 @@ def sweep_dataset(sweep: Sweep, results: list[dict]) -> xr.Dataset:
     variables = {k: (dims, v) for k, v in data.items()}
     variables.update({k: (dims, v.astype(str)) for k, v in text.items()})
     coords = {n: list(v) for n, v in zip(sweep.names, sweep.values)}
-    attrs = {"keys": ",".join(sweep.keys), "config": sweep.text,
-             "converged": "every gate of bayes-attn diagnose holds (bayes_attn.diagnostics.summarize)"}
+    attrs = {
+        "keys": ",".join(sweep.keys),
+        "config": sweep.text,
+        "converged": "every gate of bayes-attn diagnose holds (bayes_attn.diagnostics.summarize)",
+    }
     return xr.Dataset(variables, coords=coords, attrs=attrs)
 
 

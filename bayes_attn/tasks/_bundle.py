@@ -41,8 +41,11 @@ def _layer_names(d: dict, l: int):
 
 def _check_normalised(om: np.ndarray, field: str):
     require(bool(np.all(om >= 0)), field, "attention weights must be non-negative")
-    require(bool(np.allclose(om.sum(axis=-2), 1.0, atol=1e-6)), field,
-            "attention must sum to 1 over keys (axis -2) for every query")
+    require(
+        bool(np.allclose(om.sum(axis=-2), 1.0, atol=1e-6)),
+        field,
+        "attention must sum to 1 over keys (axis -2) for every query",
+    )
 
 
 def layers_from_arrays(d: dict) -> tuple[HeadLayer, ...]:
@@ -64,8 +67,11 @@ def layers_from_arrays(d: dict) -> tuple[HeadLayer, ...]:
             layers.append(HeadLayer.w(array(d[f"W_{l}"], f"data.W_{l}", ndim=3), beta, names))
         elif f"Q_{l}" in d:
             require(f"K_{l}" in d, f"data.K_{l}", "missing (Q and K must both be given)")
-            layers.append(HeadLayer.qk(array(d[f"Q_{l}"], f"data.Q_{l}", ndim=3),
-                                       array(d[f"K_{l}"], f"data.K_{l}", ndim=3), names))
+            layers.append(
+                HeadLayer.qk(
+                    array(d[f"Q_{l}"], f"data.Q_{l}", ndim=3), array(d[f"K_{l}"], f"data.K_{l}", ndim=3), names
+                )
+            )
         elif f"attention_train_{l}" in d:
             require(f"attention_test_{l}" in d, f"data.attention_test_{l}", "missing")
             tr = array(d[f"attention_train_{l}"], f"data.attention_train_{l}", ndim=4)
@@ -91,12 +97,18 @@ def task_from_arrays(d: dict, name: str = "bundle") -> Task:
     for l, layer in enumerate(layers, start=1):
         if layer.style == "fixed":
             tr = layer.params["train"]
-            require(tr.shape[0] == x_tr.shape[0] and tr.shape[2] == S, f"data.attention_train_{l}",
-                    f"must be ({x_tr.shape[0]}, H, {S}, {S}), got {tr.shape}")
+            require(
+                tr.shape[0] == x_tr.shape[0] and tr.shape[2] == S,
+                f"data.attention_train_{l}",
+                f"must be ({x_tr.shape[0]}, H, {S}, {S}), got {tr.shape}",
+            )
             te = layer.params["test"]
             n_te = np.shape(d["x_test"])[0]
-            require(te.shape[0] == n_te and te.shape[2] == S, f"data.attention_test_{l}",
-                    f"must be ({n_te}, H, {S}, {S}), got {te.shape}")
+            require(
+                te.shape[0] == n_te and te.shape[2] == S,
+                f"data.attention_test_{l}",
+                f"must be ({n_te}, H, {S}, {S}), got {te.shape}",
+            )
     return Task(x_tr, d["y_train"], d["x_test"], d["y_test"], layers, name=name)
 
 
@@ -111,4 +123,3 @@ def save_bundle(task: Task, path) -> None:
 
 
 __all__ = ["load_bundle", "save_bundle", "task_from_arrays", "layers_from_arrays"]
-

@@ -104,9 +104,9 @@ def stratified_split(labels, fractions=(0.6, 0.2, 0.2), seed: int = 0) -> np.nda
     for c in np.unique(labels):
         idx = rng.permutation(np.flatnonzero(labels == c))
         cuts = np.round(cum * len(idx)).astype(int)
-        out[idx[:cuts[0]]] = "train"
-        out[idx[cuts[0]:cuts[1]]] = "val"
-        out[idx[cuts[1]:]] = "test"
+        out[idx[: cuts[0]]] = "train"
+        out[idx[cuts[0] : cuts[1]]] = "val"
+        out[idx[cuts[1] :]] = "test"
     return out
 
 
@@ -224,8 +224,9 @@ class ImageEpisodes:
         idx = np.stack([flat[start[first] + pos0], flat[start[second] + pos1], flat[start[qcls] + posq]], axis=1)
         return idx, (2 * c - 1).astype(np.float64)
 
-    def episodes(self, pool: str, n: int, seed: int, perturb: str | None = None,
-                 balanced: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    def episodes(
+        self, pool: str, n: int, seed: int, perturb: str | None = None, balanced: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Tokens ``(n, S, N0)`` and targets ``(n,)`` of an episode set drawn from ``pool``."""
         one_of(perturb, PERTURBATIONS, "data.perturb")
         idx, y = self.episode_indices(pool, n, seed, balanced)
@@ -243,9 +244,14 @@ class ImageEpisodes:
 
         Seeds are ``seed + k`` per set (recorded in the returned ``"seeds"`` entry).
         """
-        names = [("train", "train", None, P), ("val", "val", None, n_eval), ("test", "test", None, n_eval),
-                 ("novel", "novel", None, n_eval), ("ood_noise", "test", "noise", n_eval),
-                 ("ood_transpose", "test", "transpose", n_eval)]
+        names = [
+            ("train", "train", None, P),
+            ("val", "val", None, n_eval),
+            ("test", "test", None, n_eval),
+            ("novel", "novel", None, n_eval),
+            ("ood_noise", "test", "noise", n_eval),
+            ("ood_transpose", "test", "transpose", n_eval),
+        ]
         out, seeds = {}, {}
         for k, (name, pool, perturb, n) in enumerate(names):
             if pool == "novel" and len(self.novel_classes) < 2:
@@ -259,9 +265,16 @@ class ImageEpisodes:
         """A :class:`Task` with the ``"train"`` set, the ``test`` set and fixed attention ``layers``."""
         require(test in sets, "data.test", f"unknown set {test!r}; have {sorted(k for k in sets if k != 'seeds')}")
         (xtr, ytr), (xte, yte) = sets["train"], sets[test]
-        meta = dict(self.meta, task=self.name, patch=self.patch, embed_seed=self.embed_seed, test_set=test,
-                    base_classes=list(self.base_classes), novel_classes=list(self.novel_classes),
-                    set_seeds=dict(sets.get("seeds", {})))
+        meta = dict(
+            self.meta,
+            task=self.name,
+            patch=self.patch,
+            embed_seed=self.embed_seed,
+            test_set=test,
+            base_classes=list(self.base_classes),
+            novel_classes=list(self.novel_classes),
+            set_seeds=dict(sets.get("seeds", {})),
+        )
         return Task(xtr, ytr, xte, yte, tuple(layers), name=name or f"{self.name}-{test}", meta=meta)
 
 
@@ -270,9 +283,20 @@ def with_test_set(task: Task, x, y, name: str | None = None) -> Task:
     return replace(task, x_test=x, y_test=y, name=name or task.name)
 
 
-def image_episodes(images, labels, split=None, *, base_classes=None, novel_classes=(), patch: int = 4,
-                   size: int | None = None, channels: int | None = None, split_seed: int = 0,
-                   embed_seed: int = 1, name: str = "images") -> ImageEpisodes:
+def image_episodes(
+    images,
+    labels,
+    split=None,
+    *,
+    base_classes=None,
+    novel_classes=(),
+    patch: int = 4,
+    size: int | None = None,
+    channels: int | None = None,
+    split_seed: int = 0,
+    embed_seed: int = 1,
+    name: str = "images",
+) -> ImageEpisodes:
     """Episode source from user arrays: ``images`` ``(n, h, w)`` or ``(n, h, w, c)``, ``labels`` ``(n,)``.
 
     ``size``: resize to ``size x size`` (bilinear; must be a multiple of ``patch``; default:
@@ -293,14 +317,20 @@ def image_episodes(images, labels, split=None, *, base_classes=None, novel_class
         im = _resize(im, size)
     if channels is not None:
         positive(channels, "data.channels", integer=True)
-        require(im.shape[3] in (1, channels), "data.channels",
-                f"can only repeat a single channel, images have {im.shape[3]}")
+        require(
+            im.shape[3] in (1, channels),
+            "data.channels",
+            f"can only repeat a single channel, images have {im.shape[3]}",
+        )
         im = np.repeat(im, channels // im.shape[3], axis=3)
     if split is None:
         split = stratified_split(lab, seed=split_seed)
     novel = tuple(int(c) for c in novel_classes)
-    base = tuple(int(c) for c in np.unique(lab) if int(c) not in novel) if base_classes is None \
+    base = (
+        tuple(int(c) for c in np.unique(lab) if int(c) not in novel)
+        if base_classes is None
         else tuple(int(c) for c in base_classes)
+    )
     meta = dict(split_seed=split_seed, size=-1 if size is None else size)
     return ImageEpisodes(im, lab, np.asarray(split), base, novel, patch, embed_seed, name, meta)
 
@@ -324,19 +354,39 @@ def load_image_arrays(path, **kwargs) -> ImageEpisodes:
     return image_episodes(d["images"], d["labels"], split, **kwargs)
 
 
-def digits_episodes(patch: int = 4, base_classes=tuple(range(7)), novel_classes=(7, 8, 9), split_seed: int = 0,
-                    embed_seed: int = 1) -> ImageEpisodes:
+def digits_episodes(
+    patch: int = 4, base_classes=tuple(range(7)), novel_classes=(7, 8, 9), split_seed: int = 0, embed_seed: int = 1
+) -> ImageEpisodes:
     """sklearn's bundled 8x8 handwritten digits (no download), pixels / 16 (theory.md §9.2)."""
     from sklearn.datasets import load_digits
 
     d = load_digits()
     images = d.images.astype(np.float64) / 16.0
-    src = image_episodes(images, d.target.astype(int), None, base_classes=base_classes,
-                         novel_classes=novel_classes, patch=patch, split_seed=split_seed,
-                         embed_seed=embed_seed, name="digits")
+    src = image_episodes(
+        images,
+        d.target.astype(int),
+        None,
+        base_classes=base_classes,
+        novel_classes=novel_classes,
+        patch=patch,
+        split_seed=split_seed,
+        embed_seed=embed_seed,
+        name="digits",
+    )
     return src
 
 
-__all__ = ["ImageEpisodes", "digits_episodes", "image_episodes", "load_image_arrays", "layer_norm",
-           "sinusoidal_positions", "label_embeddings", "patchify", "stratified_split", "with_test_set",
-           "POOLS", "PERTURBATIONS"]
+__all__ = [
+    "ImageEpisodes",
+    "digits_episodes",
+    "image_episodes",
+    "load_image_arrays",
+    "layer_norm",
+    "sinusoidal_positions",
+    "label_embeddings",
+    "patchify",
+    "stratified_split",
+    "with_test_set",
+    "POOLS",
+    "PERTURBATIONS",
+]

@@ -98,8 +98,7 @@ _KIND = {"good": "good", "diff": "different", "unif": "uniform", "rand": "blank"
 HEAD_NAMES = tuple(_KIND)
 
 
-def markov_layers(paths=4, head_seeds=(147, 247), beta_att: float = 10.0, p_blank: float | None = None,
-                  heads=None):
+def markov_layers(paths=4, head_seeds=(147, 247), beta_att: float = 10.0, p_blank: float | None = None, heads=None):
     """Hand-built attention layers of a Markov configuration.
 
     ``heads`` (optional) overrides the configuration's heads with names per layer, e.g.
@@ -111,18 +110,30 @@ def markov_layers(paths=4, head_seeds=(147, 247), beta_att: float = 10.0, p_blan
     if heads is None:
         layer_heads = [[(n, p) for n, p in layer] for layer in MARKOV_CONFIGS[paths][:2]]
     else:
-        require(isinstance(heads, (list, tuple)) and len(heads) >= 1, "data.heads",
-                "must be a list of layers, each a list of head names")
+        require(
+            isinstance(heads, (list, tuple)) and len(heads) >= 1,
+            "data.heads",
+            "must be a list of layers, each a list of head names",
+        )
         layer_heads = []
         for l, layer in enumerate(heads):
-            require(isinstance(layer, (list, tuple)) and len(layer) >= 1, f"data.heads[{l}]",
-                    "must be a non-empty list of head names")
+            require(
+                isinstance(layer, (list, tuple)) and len(layer) >= 1,
+                f"data.heads[{l}]",
+                "must be a non-empty list of head names",
+            )
             for h, name in enumerate(layer):
-                require(name in _KIND, f"data.heads[{l}][{h}]",
-                        f"unknown head {name!r}; expected one of {', '.join(HEAD_NAMES)}")
+                require(
+                    name in _KIND,
+                    f"data.heads[{l}][{h}]",
+                    f"unknown head {name!r}; expected one of {', '.join(HEAD_NAMES)}",
+                )
             layer_heads.append([(n, 1.0 if n == "rand" else None) for n in layer])
-    require(len(head_seeds) >= len(layer_heads), "data.head_seeds",
-            f"needs one seed per layer ({len(layer_heads)}), got {list(head_seeds)}")
+    require(
+        len(head_seeds) >= len(layer_heads),
+        "data.head_seeds",
+        f"needs one seed per layer ({len(layer_heads)}), got {list(head_seeds)}",
+    )
     layers = []
     for l, layer in enumerate(layer_heads):
         Ws, names, n_rand = [], [], 0
@@ -136,16 +147,28 @@ def markov_layers(paths=4, head_seeds=(147, 247), beta_att: float = 10.0, p_blan
     return tuple(layers)
 
 
-def markov_task(P: int = 100, n_test: int = 1000, paths=4, *, seed_train: int = 27, seed_test: int = 59,
-                head_seeds=(147, 247), beta_att: float = 10.0, p_blank: float | None = None,
-                noise=None, heads=None) -> Task:
+def markov_task(
+    P: int = 100,
+    n_test: int = 1000,
+    paths=4,
+    *,
+    seed_train: int = 27,
+    seed_test: int = 59,
+    head_seeds=(147, 247),
+    beta_att: float = 10.0,
+    p_blank: float | None = None,
+    noise=None,
+    heads=None,
+) -> Task:
     """The hidden-Markov task of theory.md §9.1.
 
     ``paths``: 4 (good, denoising, two adversarial), 2 ("noisier data": good + denoising,
     out-of-plane noise 5), or the GP-baseline subsets ``"good"`` and ``"good+denoising"``.
     ``heads`` overrides the heads by name (see :func:`markov_layers`); the noise still follows ``paths``.
     """
-    require(paths in MARKOV_CONFIGS, "data.paths", f"unknown value {paths!r}; expected 4, 2, 'good' or 'good+denoising'")
+    require(
+        paths in MARKOV_CONFIGS, "data.paths", f"unknown value {paths!r}; expected 4, 2, 'good' or 'good+denoising'"
+    )
     positive(P, "data.P", integer=True)
     positive(n_test, "data.n_test", integer=True)
     positive(beta_att, "data.beta_att")
@@ -156,14 +179,21 @@ def markov_task(P: int = 100, n_test: int = 1000, paths=4, *, seed_train: int = 
     layers = markov_layers(paths, head_seeds, beta_att, p_blank, heads)
     x_tr, y_tr = markov_sequences(P, seed_train, noise)
     x_te, y_te = markov_sequences(n_test, seed_test, noise)
-    meta = dict(task="markov", paths=str(paths), P=P, n_test=n_test, seed_train=seed_train,
-                seed_test=seed_test, head_seeds=list(head_seeds), beta_att=beta_att,
-                noise=list(noise), p_blank=-1.0 if p_blank is None else p_blank)
+    meta = dict(
+        task="markov",
+        paths=str(paths),
+        P=P,
+        n_test=n_test,
+        seed_train=seed_train,
+        seed_test=seed_test,
+        head_seeds=list(head_seeds),
+        beta_att=beta_att,
+        noise=list(noise),
+        p_blank=-1.0 if p_blank is None else p_blank,
+    )
     if heads is not None:
         meta["heads"] = [list(layer) for layer in heads]
-    return Task(x_tr, y_tr, x_te, y_te, layers,
-                name=f"markov-{paths}", meta=meta)
+    return Task(x_tr, y_tr, x_te, y_te, layers, name=f"markov-{paths}", meta=meta)
 
 
-__all__ = ["markov_task", "markov_sequences", "markov_head_W", "markov_layers", "MARKOV_CONFIGS",
-           "MARKOV_PATH_SHORT"]
+__all__ = ["markov_task", "markov_sequences", "markov_head_W", "markov_layers", "MARKOV_CONFIGS", "MARKOV_PATH_SHORT"]

@@ -50,8 +50,9 @@ class Task:
         require(ytr.shape[0] == P, "data.y_train", f"has {ytr.shape[0]} labels for {P} training inputs")
         xte = array(self.x_test, "data.x_test", shape=(None, S, n0))
         yte = array(self.y_test, "data.y_test", ndim=1)
-        require(yte.shape[0] == xte.shape[0], "data.y_test",
-                f"has {yte.shape[0]} labels for {xte.shape[0]} test inputs")
+        require(
+            yte.shape[0] == xte.shape[0], "data.y_test", f"has {yte.shape[0]} labels for {xte.shape[0]} test inputs"
+        )
         require(len(self.layers) >= 1, "attention", "needs at least one layer")
         for l, layer in enumerate(self.layers):
             require(isinstance(layer, HeadLayer), f"attention.layer{l + 1}", "must be a HeadLayer")
@@ -116,8 +117,13 @@ class Task:
             x, _ = self._split(split)
             x = jnp.asarray(x)
             arrays = tuple(layer.arrays(x, split) for layer in self.layers)
-            cache[key] = _path_inputs(x, arrays, tuple(layer.style for layer in self.layers),
-                                      tuple(layer.hard for layer in self.layers), readout)
+            cache[key] = _path_inputs(
+                x,
+                arrays,
+                tuple(layer.style for layer in self.layers),
+                tuple(layer.hard for layer in self.layers),
+                readout,
+            )
         return cache[key]
 
     def phi(self, split: str, spec: NetworkSpec):

@@ -45,8 +45,14 @@ import numpy as np
 from jax.scipy.special import gammaln
 
 from .. import linalg
-from ..linalg import energy_derivatives, kernel_data, pack_symmetric, symmetric_to_packed_matrix, tril_size, \
-    unpack_symmetric
+from ..linalg import (
+    energy_derivatives,
+    kernel_data,
+    pack_symmetric,
+    symmetric_to_packed_matrix,
+    tril_size,
+    unpack_symmetric,
+)
 from ._action import entropy
 from ._exact import OrderParameterLayout, check_widths, exact_log_density, wishart_log_normalizer
 from ._solver import Solution, solve
@@ -57,13 +63,13 @@ class SaddleEvidence(NamedTuple):
     """Terms of the saddle-point log evidence (module docstring, docs/evidence.md eq. (E1))."""
 
     log_evidence: float
-    action_term: float           # -A(U*)/2
-    measure_term: float          # -sum_l (p_l+1)/2 ln det U*_l - ln U*_a
-    wishart_normalizer: float    # sum (N p/2) ln(N/(2 sigma^2)) - ln Gamma_p(N/2)
-    laplace_term: float          # (d/2) ln 2 pi - (1/2) ln det(H/2)
-    gaussian_constant: float     # -(P/2) ln 2 pi
+    action_term: float  # -A(U*)/2
+    measure_term: float  # -sum_l (p_l+1)/2 ln det U*_l - ln U*_a
+    wishart_normalizer: float  # sum (N p/2) ln(N/(2 sigma^2)) - ln Gamma_p(N/2)
+    laplace_term: float  # (d/2) ln 2 pi - (1/2) ln det(H/2)
+    gaussian_constant: float  # -(P/2) ln 2 pi
     dimension: int
-    hessian_min_eig: float       # of H (positive at a minimum)
+    hessian_min_eig: float  # of H (positive at a minimum)
     solution: Solution
 
     def as_dict(self) -> dict:
@@ -92,7 +98,7 @@ def _laplace_parts(z, hyper, kd, y):
         E, _, H_E = energy_derivatives(Us[0], kd, y, hyper.temperature)
         D = jnp.asarray(symmetric_to_packed_matrix(p1))
         m1 = D.shape[1]
-        H = H.at[1:1 + m1, 1:1 + m1].add(D.T @ H_E.reshape(p1 * p1, p1 * p1) @ D)
+        H = H.at[1 : 1 + m1, 1 : 1 + m1].add(D.T @ H_E.reshape(p1 * p1, p1 * p1) @ D)
         A = A + E
     H = (H + H.T) / 2
     w = jnp.linalg.eigvalsh(H)
@@ -142,13 +148,13 @@ class ExactEvidence(NamedTuple):
     """Exact finite-N log evidence by importance sampling (module docstring, docs/evidence.md §2)."""
 
     log_evidence: float
-    mcse: float                  # Monte Carlo standard error of log_evidence
-    laplace_at_mode: float       # ln Z_L - (P/2) ln 2 pi: the Laplace value at the exact mode (control variate)
-    ess: float                   # Kish effective sample size of the plain importance weights
+    mcse: float  # Monte Carlo standard error of log_evidence
+    laplace_at_mode: float  # ln Z_L - (P/2) ln 2 pi: the Laplace value at the exact mode (control variate)
+    ess: float  # Kish effective sample size of the plain importance weights
     n_draws: int
-    mode: np.ndarray             # mode of the exact density in the flat sites xi
-    draws: np.ndarray            # (n_draws, d) flat sites (for :func:`fisher_attention_grad`)
-    log_weights: np.ndarray      # (n_draws,) ln p(xi) - ln q(xi); pairs are rows (2k, 2k+1)
+    mode: np.ndarray  # mode of the exact density in the flat sites xi
+    draws: np.ndarray  # (n_draws, d) flat sites (for :func:`fisher_attention_grad`)
+    log_weights: np.ndarray  # (n_draws,) ln p(xi) - ln q(xi); pairs are rows (2k, 2k+1)
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("log_evidence", "mcse", "laplace_at_mode", "ess", "n_draws")}
@@ -157,7 +163,7 @@ class ExactEvidence(NamedTuple):
 def _unflatten(layout: OrderParameterLayout, z):
     out, k = {"xi_a": z[0]}, 1
     for l, p in enumerate(layout.sizes, start=1):
-        out[f"xi_{l}"] = z[k:k + tril_size(p)]
+        out[f"xi_{l}"] = z[k : k + tril_size(p)]
         k += tril_size(p)
     return out
 
@@ -208,8 +214,13 @@ def _log_mvn_t(R2, logdet, d, df=None):
     """ln density of N(0, S) (``df`` None) or t_df(0, S) at squared Mahalanobis ``R2``; ``logdet = ln det S``."""
     if df is None:
         return -0.5 * d * math.log(2 * math.pi) - 0.5 * logdet - 0.5 * R2
-    return (gammaln(0.5 * (df + d)) - gammaln(0.5 * df) - 0.5 * d * math.log(df * math.pi) - 0.5 * logdet
-            - 0.5 * (df + d) * np.log1p(R2 / df))
+    return (
+        gammaln(0.5 * (df + d))
+        - gammaln(0.5 * df)
+        - 0.5 * d * math.log(df * math.pi)
+        - 0.5 * logdet
+        - 0.5 * (df + d) * np.log1p(R2 / df)
+    )
 
 
 def _draw_pairs(rng, mu, C, n_pairs, mixture, df, scale):
@@ -221,14 +232,29 @@ def _draw_pairs(rng, mu, C, n_pairs, mixture, df, scale):
     E = np.concatenate([e, -e], axis=1).reshape(2 * n_pairs, d)  # rows 2k, 2k+1: a pair
     r2 = np.sum(E * E, axis=1)
     logdet = 2.0 * np.sum(np.log(np.diag(C)))
-    log_q = np.logaddexp(math.log1p(-mixture) + _log_mvn_t(r2, logdet, d),
-                         math.log(mixture) + _log_mvn_t(r2 / scale ** 2, logdet + 2 * d * math.log(scale), d, df))
+    log_q = np.logaddexp(
+        math.log1p(-mixture) + _log_mvn_t(r2, logdet, d),
+        math.log(mixture) + _log_mvn_t(r2 / scale**2, logdet + 2 * d * math.log(scale), d, df),
+    )
     return mu[None, :] + E @ C.T, log_q
 
 
-def exact_log_evidence(task, spec, *, n_pairs: int = 4000, seed: int = 0, mixture: float = 0.1, df: float = 4.0,
-                       scale: float = 1.5, adapt_rounds: int = 0, chunk: int = 512, solution: Solution | None = None,
-                       progress: bool = False, phi=None, y=None) -> ExactEvidence:
+def exact_log_evidence(
+    task,
+    spec,
+    *,
+    n_pairs: int = 4000,
+    seed: int = 0,
+    mixture: float = 0.1,
+    df: float = 4.0,
+    scale: float = 1.5,
+    adapt_rounds: int = 0,
+    chunk: int = 512,
+    solution: Solution | None = None,
+    progress: bool = False,
+    phi=None,
+    y=None,
+) -> ExactEvidence:
     """Exact finite-N ``ln p(y)`` (docs/theory.md eq. (5.2b) integrated; docs/evidence.md §2) with its MCSE.
 
     Proposal *(project choice)*: start from the Laplace Gaussian at the mode ``m`` of the exact density (found by
@@ -266,7 +292,7 @@ def exact_log_evidence(task, spec, *, n_pairs: int = 4000, seed: int = 0, mixtur
 
             it = tqdm(it, desc=desc, leave=False)
         for i in it:
-            out.append(np.asarray(_logp_batch(layout, jnp.asarray(Z[i:i + chunk]), hyper, kd, y)))
+            out.append(np.asarray(_logp_batch(layout, jnp.asarray(Z[i : i + chunk]), hyper, kd, y)))
         out = np.concatenate(out)
         return np.where(np.isfinite(out), out, -np.inf)
 
@@ -298,9 +324,16 @@ def exact_log_evidence(task, spec, *, n_pairs: int = 4000, seed: int = 0, mixtur
     log_w = logp - log_q
     w = np.exp(log_w - log_w.max())
     P = y.shape[0]
-    return ExactEvidence(ln_ZL + math.log(est) - 0.5 * P * math.log(2 * math.pi),
-                         float(u.std(ddof=1) / math.sqrt(n_pairs) / est), ln_ZL - 0.5 * P * math.log(2 * math.pi),
-                         float(w.sum() ** 2 / (w * w).sum()), 2 * n_pairs, m, Z, log_w)
+    return ExactEvidence(
+        ln_ZL + math.log(est) - 0.5 * P * math.log(2 * math.pi),
+        float(u.std(ddof=1) / math.sqrt(n_pairs) / est),
+        ln_ZL - 0.5 * P * math.log(2 * math.pi),
+        float(w.sum() ** 2 / (w * w).sum()),
+        2 * n_pairs,
+        m,
+        Z,
+        log_w,
+    )
 
 
 # ---- gradients with respect to the attention ------------------------------------------------------------------
@@ -349,8 +382,8 @@ def fisher_attention_grad(phi_fn, theta, spec, y, exact: ExactEvidence, *, direc
     dirs = []
     dphi_dir = jax.jvp(phi_fn, (theta,), (direction,))[1] if direction is not None else None
     for i in range(0, w.size, chunk):
-        wi = w[i:i + chunk]
-        g = _dphi_batch(layout, jnp.asarray(exact.draws[i:i + chunk]), hyper, phi, y)  # (c, P, N0, n)
+        wi = w[i : i + chunk]
+        g = _dphi_batch(layout, jnp.asarray(exact.draws[i : i + chunk]), hyper, phi, y)  # (c, P, N0, n)
         g = jnp.where((jnp.asarray(wi) > 0)[:, None, None, None], g, 0.0)  # draws of zero weight (U overflow)
         G = G + jnp.einsum("c,cmip->mip", jnp.asarray(wi), g)
         if dphi_dir is not None:
@@ -365,5 +398,13 @@ def fisher_attention_grad(phi_fn, theta, spec, y, exact: ExactEvidence, *, direc
     return grad, float(est), float(mcse)
 
 
-__all__ = ["SaddleEvidence", "saddle_log_evidence", "log_evidence", "ExactEvidence", "exact_log_evidence",
-           "find_mode", "saddle_attention_grad", "fisher_attention_grad"]
+__all__ = [
+    "SaddleEvidence",
+    "saddle_log_evidence",
+    "log_evidence",
+    "ExactEvidence",
+    "exact_log_evidence",
+    "find_mode",
+    "saddle_attention_grad",
+    "fisher_attention_grad",
+]

@@ -44,8 +44,9 @@ def check_widths(spec: NetworkSpec) -> None:
         if N < p:
             raise InputError(
                 f"network.width: the order-parameter model needs N_{l} >= p_{l} = {p} (U_{l} is singular "
-                f"below), got N_{l} = {N}; sample in weight space instead (model.kind = \"collapsed\" "
-                f"with the nuts sampler, or sampler.kind = \"gibbs\")")
+                f'below), got N_{l} = {N}; sample in weight space instead (model.kind = "collapsed" '
+                f'with the nuts sampler, or sampler.kind = "gibbs")'
+            )
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,12 @@ class OrderParameterLayout:
             C = self.scale_factor(l, U_next, hyper)
             L = C @ cholesky_factor(theta, p)  # lower triangular, positive diagonal: the Cholesky factor of U_l
             U_next = Us[l - 1] = L @ L.T
-            log_jac = (log_jac + cholesky_log_jacobian(theta, p) + (p + 1) * jnp.sum(jnp.log(jnp.diagonal(C)))
-                       - 0.5 * tril_size(p) * jnp.log(N))
+            log_jac = (
+                log_jac
+                + cholesky_log_jacobian(theta, p)
+                + (p + 1) * jnp.sum(jnp.log(jnp.diagonal(C)))
+                - 0.5 * tril_size(p) * jnp.log(N)
+            )
         return U_a, Us, log_jac
 
     def pack(self, U_a, Us, hyper) -> dict:
@@ -160,5 +165,4 @@ def exact_log_density(layout: OrderParameterLayout, xi: dict, hyper, kd: KernelD
     return out
 
 
-__all__ = ["OrderParameterLayout", "check_widths", "wishart_log_normalizer", "prior_log_density",
-           "exact_log_density"]
+__all__ = ["OrderParameterLayout", "check_widths", "wishart_log_normalizer", "prior_log_density", "exact_log_density"]

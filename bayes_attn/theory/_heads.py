@@ -82,8 +82,9 @@ def sub_network(spec, phi, keep):
     return spec.with_(heads=tuple(len(k) for k in keep)), subset_phi(phi, spec.heads, keep)
 
 
-def evidence_head_selection(spec, phi_train, y, phi_test=None, y_test=None, progress: bool = False,
-                            max_removals: int | None = None) -> list[dict]:
+def evidence_head_selection(
+    spec, phi_train, y, phi_test=None, y_test=None, progress: bool = False, max_removals: int | None = None
+) -> list[dict]:
     """Backward elimination by evidence (docs/evidence.md §6): repeatedly remove the head whose removal costs the
     least saddle-point log evidence (eq. (E1), saddle re-solved for every candidate sub-network).
 
@@ -126,13 +127,26 @@ def evidence_head_selection(spec, phi_train, y, phi_test=None, y_test=None, prog
                 cands[(l, h)] = evaluate(removed + [(l, h)])
         best = max(cands, key=lambda k: cands[k][0])
         removed = removed + [best]
-        stages.append({"removed": [list(k) for k in removed], "log_evidence": cands[best][0],
-                       "test_accuracy": cands[best][1],
-                       "candidates": {f"{l}-{h}": v[0] for (l, h), v in cands.items()}})
+        stages.append(
+            {
+                "removed": [list(k) for k in removed],
+                "log_evidence": cands[best][0],
+                "test_accuracy": cands[best][1],
+                "candidates": {f"{l}-{h}": v[0] for (l, h), v in cands.items()},
+            }
+        )
         if progress:
             print(f"evidence selection: removed {best}, log evidence {cands[best][0]:.3f}", flush=True)
     return stages
 
 
-__all__ = ["head_scores", "normalize_scores", "NORMALIZATIONS", "silence", "SCORE_VARIANTS", "drop_head",
-           "sub_network", "evidence_head_selection"]
+__all__ = [
+    "head_scores",
+    "normalize_scores",
+    "NORMALIZATIONS",
+    "silence",
+    "SCORE_VARIANTS",
+    "drop_head",
+    "sub_network",
+    "evidence_head_selection",
+]

@@ -54,8 +54,10 @@ def attention_params(task) -> list[dict]:
     out = []
     for l, layer in enumerate(task.layers, start=1):
         if layer.style == "fixed":
-            raise InputError(f"data.attention_train_{l}: layer {l} has user-supplied attention arrays, which have no "
-                             f"parameters to learn; give w-style W_{l} or qk-style Q_{l}/K_{l} instead")
+            raise InputError(
+                f"data.attention_train_{l}: layer {l} has user-supplied attention arrays, which have no "
+                f"parameters to learn; give w-style W_{l} or qk-style Q_{l}/K_{l} instead"
+            )
         if layer.hard:
             raise InputError(f"attention.hard: layer {l} uses hardmax attention, which is not differentiable")
         keys = ("W",) if layer.style == "w" else ("Q", "K")
@@ -83,8 +85,15 @@ def with_attention(task, params, name: str | None = None):
             layers.append(HeadLayer.w(np.asarray(p["W"]), 1.0, layer.names))
         else:
             layers.append(HeadLayer.qk(np.asarray(p["Q"]), np.asarray(p["K"]), layer.names))
-    return Task(task.x_train, task.y_train, task.x_test, task.y_test, tuple(layers), name=name or task.name,
-                meta=dict(task.meta))
+    return Task(
+        task.x_train,
+        task.y_train,
+        task.x_test,
+        task.y_test,
+        tuple(layers),
+        name=name or task.name,
+        meta=dict(task.meta),
+    )
 
 
 def theory_accuracy(params, spec, task, U, x_eval, y_eval) -> float:
@@ -101,12 +110,12 @@ class FitResult(NamedTuple):
     step, the step they come from, a message and whether the fit stopped early on a failed solve or a non-finite
     value, and ``U*_1`` at those parameters."""
 
-    params: list                 # parameters of the best evidence
-    history: list                # one dict per step (log_evidence, leading term, gradient norm, accuracies)
+    params: list  # parameters of the best evidence
+    history: list  # one dict per step (log_evidence, leading term, gradient norm, accuracies)
     best_step: int
     message: str
     diverged: bool
-    U: object                    # U*_1 at the best parameters
+    U: object  # U*_1 at the best parameters
 
 
 def _norm(tree) -> float:
@@ -137,8 +146,9 @@ def check_basis(basis, n0: int):
     return jnp.asarray(B, dtype=jnp.float64)
 
 
-def check_fit_settings(*, steps: int = 100, lr: float = 0.01, n_pairs: int = 500, eval_every: int = 10,
-                       prior_scale: float | None = None) -> None:
+def check_fit_settings(
+    *, steps: int = 100, lr: float = 0.01, n_pairs: int = 500, eval_every: int = 10, prior_scale: float | None = None
+) -> None:
     """The checks :func:`fit_attention` makes on its settings (an :class:`InputError` naming the parameter), for
     callers that want them before any work (the command line, under its flag names)."""
     positive(steps, "steps", integer=True)
@@ -162,13 +172,25 @@ def log_hyperprior(params, prior_scale: float | None) -> float:
     """``-|theta|^2 / (2 sigma^2)``: the Gaussian hyperprior's log density up to its constant (eq. (E5)); 0 without one."""
     if prior_scale is None:
         return 0.0
-    return -0.5 * _norm(params) ** 2 / prior_scale ** 2
+    return -0.5 * _norm(params) ** 2 / prior_scale**2
 
 
-def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool = False, n_pairs: int = 500,
-                  val: tuple | None = None, eval_every: int = 10, seed: int = 0, progress: bool = False,
-                  callback: Callable | None = None, prior_scale: float | None = None,
-                  basis=None) -> FitResult:
+def fit_attention(
+    task,
+    spec,
+    *,
+    steps: int = 100,
+    lr: float = 0.01,
+    exact: bool = False,
+    n_pairs: int = 500,
+    val: tuple | None = None,
+    eval_every: int = 10,
+    seed: int = 0,
+    progress: bool = False,
+    callback: Callable | None = None,
+    prior_scale: float | None = None,
+    basis=None,
+) -> FitResult:
     """Maximise the log evidence over the attention parameters of every head with ``optax.adam(lr)``.
 
     ``val``: optional ``(x_val, y_val)`` whose theory accuracy is recorded every ``eval_every`` steps (and at the
@@ -219,13 +241,20 @@ def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool
             grad = saddle_attention_grad(phi_fn, params, spec, y, sol) if step < steps else None
         log_prior = log_hyperprior(params, prior_scale)
         if grad is not None and prior_scale is not None:
-            grad = jax.tree_util.tree_map(lambda g, p: g - p / prior_scale ** 2, grad, params)
+            grad = jax.tree_util.tree_map(lambda g, p: g - p / prior_scale**2, grad, params)
         objective = float(value) + log_prior
         gnorm = _norm(grad) if grad is not None else float("nan")
-        entry = {"step": step, "log_evidence": float(value), "log_evidence_mcse": float(mcse),
-                 "log_prior": log_prior, "objective": objective,
-                 "leading": float(sad.action_term), "log_evidence_saddle": float(sad.log_evidence),
-                 "grad_norm": gnorm, "val_accuracy": None}
+        entry = {
+            "step": step,
+            "log_evidence": float(value),
+            "log_evidence_mcse": float(mcse),
+            "log_prior": log_prior,
+            "objective": objective,
+            "leading": float(sad.action_term),
+            "log_evidence_saddle": float(sad.log_evidence),
+            "grad_norm": gnorm,
+            "val_accuracy": None,
+        }
         if val is not None and (step % eval_every == 0 or step == steps):
             entry["val_accuracy"] = theory_accuracy(_expand(params, basis), spec, task, sol.U, *val)
         history.append(entry)
@@ -247,5 +276,16 @@ def fit_attention(task, spec, *, steps: int = 100, lr: float = 0.01, exact: bool
     return FitResult(_expand(best, basis), history, best_step, msg, diverged, best_U)
 
 
-__all__ = ["attention_params", "attention_matrices", "phi_of", "with_attention", "theory_accuracy", "FitResult",
-           "fit_attention", "log_hyperprior", "project_attention", "check_basis", "check_fit_settings"]
+__all__ = [
+    "attention_params",
+    "attention_matrices",
+    "phi_of",
+    "with_attention",
+    "theory_accuracy",
+    "FitResult",
+    "fit_attention",
+    "log_hyperprior",
+    "project_attention",
+    "check_basis",
+    "check_fit_settings",
+]

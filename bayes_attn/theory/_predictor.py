@@ -28,8 +28,9 @@ def predict(U, phi_train, phi_test, y, T):
     traced), so a scan over widths and temperatures compiles it once.
     """
     f = jnp.float64
-    return _predict(jnp.asarray(U, f), jnp.asarray(phi_train, f), jnp.asarray(phi_test, f), jnp.asarray(y, f),
-                    jnp.asarray(T, f))
+    return _predict(
+        jnp.asarray(U, f), jnp.asarray(phi_train, f), jnp.asarray(phi_test, f), jnp.asarray(y, f), jnp.asarray(T, f)
+    )
 
 
 def predictor_metrics(mean, var, y_test) -> dict[str, float]:
@@ -40,17 +41,25 @@ def predictor_metrics(mean, var, y_test) -> dict[str, float]:
     variance = float(np.mean(var))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(var > 0, y * mean / np.sqrt(np.maximum(var, 0.0)), np.sign(y * mean) * np.inf)
-    return {"accuracy": float(np.mean(np.sign(mean) == y)), "bias": bias, "variance": variance,
-            "gen_error": bias + variance, "prob_accuracy": float(np.mean(ndtr(z)))}
+    return {
+        "accuracy": float(np.mean(np.sign(mean) == y)),
+        "bias": bias,
+        "variance": variance,
+        "gen_error": bias + variance,
+        "prob_accuracy": float(np.mean(ndtr(z))),
+    }
 
 
 def subset_paths(heads: Sequence[int], keep: Sequence[Sequence[int]]) -> np.ndarray:
     """Flat indices of the paths of the sub-network that keeps heads ``keep[l]`` in layer ``l``."""
     require(len(keep) == len(heads), "keep", f"needs one head list per layer ({len(heads)}), got {len(keep)}")
     for l, (H, ks) in enumerate(zip(heads, keep)):
-        require(len(ks) >= 1 and all(0 <= k < H for k in ks) and len(set(ks)) == len(ks),
-                f"keep[{l}]", f"must list distinct heads in 0..{H - 1}, got {list(ks)}")
-    strides = [math.prod(heads[l + 1:]) for l in range(len(heads))]
+        require(
+            len(ks) >= 1 and all(0 <= k < H for k in ks) and len(set(ks)) == len(ks),
+            f"keep[{l}]",
+            f"must list distinct heads in 0..{H - 1}, got {list(ks)}",
+        )
+    strides = [math.prod(heads[l + 1 :]) for l in range(len(heads))]
     return np.array([sum(h * s for h, s in zip(p, strides)) for p in itertools.product(*keep)], dtype=int)
 
 

@@ -36,7 +36,7 @@ class ReferenceResult(NamedTuple):
     U_a: jax.Array
     Us: list
     iterations: int
-    change: float             # last relative change of U_1 (Frobenius)
+    change: float  # last relative change of U_1 (Frobenius)
 
 
 def _sweep(Us, U_a, hyper, kd, y, damping):
@@ -56,8 +56,9 @@ def _sweep(Us, U_a, hyper, kd, y, damping):
     return Us, u_a_closed_form(Us[-1], hyper)
 
 
-def reference_solve(spec, phi, y, *, damping: float = 0.5, tol: float = 1e-13,
-                    max_iter: int = 200_000) -> ReferenceResult:
+def reference_solve(
+    spec, phi, y, *, damping: float = 0.5, tol: float = 1e-13, max_iter: int = 200_000
+) -> ReferenceResult:
     """Iterate the block updates from the GP value until the relative change of ``U_1`` is ``<= tol``."""
     hyper = Hyper.from_spec(spec)
     kd = kernel_data(jnp.asarray(phi, dtype=jnp.float64))

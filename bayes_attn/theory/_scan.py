@@ -38,7 +38,7 @@ STATUS = ("converged", "hessian_pd", "iterations", "grad_norm", "hessian_min_eig
 
 def _multi_labels(head_names, l: int) -> list[str]:
     """Labels ``"h_l,...,h_L"`` of the multi-index of ``U_l`` (1-based ``l``)."""
-    return [",".join(p) for p in itertools.product(*head_names[l - 1:])]
+    return [",".join(p) for p in itertools.product(*head_names[l - 1 :])]
 
 
 def solve_with_warm_start(spec, phi, y, prev=None, *, tol: float = 1e-9, max_iter: int = 200):
@@ -57,8 +57,9 @@ def solve_with_warm_start(spec, phi, y, prev=None, *, tol: float = 1e-9, max_ite
     return sol, gap
 
 
-def solve_grid(task, spec, widths, temperatures, *, tol=1e-9, max_iter=200, warm_start=True,
-               progress=False) -> dict[tuple[int, int], tuple[Solution, float]]:
+def solve_grid(
+    task, spec, widths, temperatures, *, tol=1e-9, max_iter=200, warm_start=True, progress=False
+) -> dict[tuple[int, int], tuple[Solution, float]]:
     """``{(i, j): (solution, alternative_gap)}`` for ``widths[i]`` x ``temperatures[j]`` (module docstring)."""
     phi_tr = task.phi("train", spec)
     jobs = [(j, i) for j in range(len(temperatures)) for i in reversed(range(len(widths)))]
@@ -69,8 +70,9 @@ def solve_grid(task, spec, widths, temperatures, *, tol=1e-9, max_iter=200, warm
     out, prev = {}, {}
     for j, i in jobs:
         s = spec.with_(width=widths[i], temperature=temperatures[j])
-        sol, gap = solve_with_warm_start(s, phi_tr, task.y_train, prev.get(j) if warm_start else None,
-                                         tol=tol, max_iter=max_iter)
+        sol, gap = solve_with_warm_start(
+            s, phi_tr, task.y_train, prev.get(j) if warm_start else None, tol=tol, max_iter=max_iter
+        )
         if sol.status.ok:
             prev[j] = sol.Us
         out[(i, j)] = (sol, gap)
@@ -84,8 +86,11 @@ def gp_baselines(task, spec, temperatures, subsets: dict) -> dict[str, np.ndarra
     """
     phi_tr, phi_te = task.phi("train", spec), task.phi("test", spec)
     S, nt, Q = len(subsets), len(temperatures), task.n_test
-    out = {"gp_mean": np.full((S, nt, Q), np.nan), "gp_var": np.full((S, nt, Q), np.nan),
-           **{f"gp_{m}": np.full((S, nt), np.nan) for m in METRICS}}
+    out = {
+        "gp_mean": np.full((S, nt, Q), np.nan),
+        "gp_var": np.full((S, nt, Q), np.nan),
+        **{f"gp_{m}": np.full((S, nt), np.nan) for m in METRICS},
+    }
     for s, keep in enumerate(subsets.values()):
         subset_paths(spec.heads, keep)  # validates
         for j, T in enumerate(temperatures):
@@ -134,9 +139,14 @@ def grid_dataset(task, spec, widths, temperatures, solutions: dict, gp: dict, su
     for k, v in scal.items():
         v = v.astype(np.int8) if k in ("converged", "hessian_pd") else v.astype(np.int64) if k == "iterations" else v
         data[k] = ((wd, tdim), v)
-    coords = {wd: [w[0] for w in widths_full], tdim: list(temperatures), "path": task.path_labels,
-              "path_": task.path_labels, "order_parameter": [f"U_{l}" for l in range(1, L + 1)] + ["U_a"],
-              "subset": list(subsets)}
+    coords = {
+        wd: [w[0] for w in widths_full],
+        tdim: list(temperatures),
+        "path": task.path_labels,
+        "path_": task.path_labels,
+        "order_parameter": [f"U_{l}" for l in range(1, L + 1)] + ["U_a"],
+        "subset": list(subsets),
+    }
     for l in range(2, L + 1):
         name = f"U_{l}"
         data[name] = ((wd, tdim, f"{name}_row", f"{name}_col"), Us[l - 1])
@@ -145,16 +155,32 @@ def grid_dataset(task, spec, widths, temperatures, solutions: dict, gp: dict, su
     data["gp_var"] = (("subset", tdim, "test"), gp["gp_var"])
     for m in METRICS:
         data[f"gp_{m}"] = (("subset", tdim), gp[f"gp_{m}"])
-    attrs = {"task": task.name, "task_meta": json.dumps(dict(task.meta)), "heads": json.dumps(list(spec.heads)),
-             "head_names": json.dumps([list(h) for h in task.head_names]),
-             "gp_subsets": json.dumps({k: [list(map(int, h)) for h in v] for k, v in subsets.items()}),
-             "variances": json.dumps(list(spec.variances)), "readout": spec.readout,
-             "n_train": int(task.n_train), "tol": float(tol)}
+    attrs = {
+        "task": task.name,
+        "task_meta": json.dumps(dict(task.meta)),
+        "heads": json.dumps(list(spec.heads)),
+        "head_names": json.dumps([list(h) for h in task.head_names]),
+        "gp_subsets": json.dumps({k: [list(map(int, h)) for h in v] for k, v in subsets.items()}),
+        "variances": json.dumps(list(spec.variances)),
+        "readout": spec.readout,
+        "n_train": int(task.n_train),
+        "tol": float(tol),
+    }
     return xr.Dataset(data, coords=coords, attrs=attrs)
 
 
-def scan(task, spec, widths, temperatures, *, tol: float = 1e-9, max_iter: int = 200, warm_start: bool = True,
-         gp_subsets: dict | None = None, progress: bool = False) -> xr.Dataset:
+def scan(
+    task,
+    spec,
+    widths,
+    temperatures,
+    *,
+    tol: float = 1e-9,
+    max_iter: int = 200,
+    warm_start: bool = True,
+    gp_subsets: dict | None = None,
+    progress: bool = False,
+) -> xr.Dataset:
     """Solve the theory at every ``width`` x ``temperature`` for the network ``spec`` on ``task``.
 
     ``spec`` gives the heads, variances and readout (its own width and temperature are not used);
@@ -165,8 +191,9 @@ def scan(task, spec, widths, temperatures, *, tol: float = 1e-9, max_iter: int =
     widths = [widths[k] for k in order]
     temperatures = sorted({float(t) for t in temperatures})
     subsets = {"all": [list(range(h)) for h in spec.heads], **(gp_subsets or {})}
-    sols = solve_grid(task, spec, widths, temperatures, tol=tol, max_iter=max_iter, warm_start=warm_start,
-                      progress=progress)
+    sols = solve_grid(
+        task, spec, widths, temperatures, tol=tol, max_iter=max_iter, warm_start=warm_start, progress=progress
+    )
     gp = gp_baselines(task, spec, temperatures, subsets)
     return grid_dataset(task, spec, widths, temperatures, sols, gp, subsets, tol)
 
@@ -190,5 +217,13 @@ def read_theory(path, required=("U", "predictor_mean", "accuracy")) -> xr.Datase
     return ds
 
 
-__all__ = ["scan", "scan_ok", "read_theory", "solve_grid", "solve_with_warm_start", "gp_baselines", "grid_dataset",
-           "METRICS"]
+__all__ = [
+    "scan",
+    "scan_ok",
+    "read_theory",
+    "solve_grid",
+    "solve_with_warm_start",
+    "gp_baselines",
+    "grid_dataset",
+    "METRICS",
+]

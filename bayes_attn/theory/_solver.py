@@ -54,10 +54,10 @@ class SolverStatus(NamedTuple):
 
     converged: bool
     iterations: int
-    grad_norm: float          # relative gradient norm (module docstring)
-    action: float             # S_ent + E at the solution
-    min_eig_U: tuple          # smallest eigenvalue of U_1..U_L, then U_a
-    hessian_min_eig: float    # smallest eigenvalue of the Hessian in packed-U coordinates
+    grad_norm: float  # relative gradient norm (module docstring)
+    action: float  # S_ent + E at the solution
+    min_eig_U: tuple  # smallest eigenvalue of U_1..U_L, then U_a
+    hessian_min_eig: float  # smallest eigenvalue of the Hessian in packed-U coordinates
     hessian_pd: bool
     message: str
 
@@ -71,7 +71,7 @@ class Solution(NamedTuple):
     """The saddle point found by :func:`solve`: ``U_a``, ``[U_1, ..., U_L]`` and the :class:`SolverStatus`."""
 
     U_a: jax.Array
-    Us: list                  # [U_1, ..., U_L]
+    Us: list  # [U_1, ..., U_L]
     status: SolverStatus
 
     @property
@@ -95,8 +95,10 @@ def _reduced_entropy_u(u, hyper):
 
 
 def _relative_grad(G, Us, hyper):
-    rel = [jnp.linalg.norm(g) / (hyper.widths[l] * jnp.linalg.norm(jnp.linalg.inv(U)))
-           for l, (g, U) in enumerate(zip(G, Us))]
+    rel = [
+        jnp.linalg.norm(g) / (hyper.widths[l] * jnp.linalg.norm(jnp.linalg.inv(U)))
+        for l, (g, U) in enumerate(zip(G, Us))
+    ]
     return jnp.max(jnp.stack(rel))
 
 
@@ -115,8 +117,12 @@ def _newton_data(theta, hyper, kd, y):
     D = jnp.asarray(symmetric_to_packed_matrix(p1))
     m1 = D.shape[1]
     H_u = H_u.at[:m1, :m1].add(D.T @ H_E.reshape(p1 * p1, p1 * p1) @ D)
-    g_u = jnp.concatenate([g[np.triu_indices(g.shape[0])] * jnp.where(
-        jnp.asarray(np.equal(*np.triu_indices(g.shape[0]))), 1.0, 2.0) for g in G])  # d f / d u
+    g_u = jnp.concatenate(
+        [
+            g[np.triu_indices(g.shape[0])] * jnp.where(jnp.asarray(np.equal(*np.triu_indices(g.shape[0]))), 1.0, 2.0)
+            for g in G
+        ]
+    )  # d f / d u
     # chain rule to theta: J^T H_u J + sum_k g_u,k d^2 u_k / dtheta^2
     u_of = lambda t: pack_symmetric(unpack_cholesky(t, sizes))  # noqa: E731
     J = jax.jacfwd(u_of)(theta)
@@ -219,9 +225,12 @@ def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, wa
         msg = "converged to a stationary point whose Hessian is not positive definite"
     status = SolverStatus(bool(converged), int(it), float(rel), float(f), min_eig, h_eig, hess_pd, msg)
     if warn and not status.ok:
-        warnings.warn(f"theory solver (width={spec.widths}, T={spec.temperature}): {msg}; "
-                      f"relative gradient {float(rel):.2e}, Hessian min eigenvalue {h_eig:.2e}",
-                      TheoryWarning, stacklevel=2)
+        warnings.warn(
+            f"theory solver (width={spec.widths}, T={spec.temperature}): {msg}; "
+            f"relative gradient {float(rel):.2e}, Hessian min eigenvalue {h_eig:.2e}",
+            TheoryWarning,
+            stacklevel=2,
+        )
     return Solution(U_a, Us, status)
 
 

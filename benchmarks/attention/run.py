@@ -58,8 +58,17 @@ def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed) -> dict:
     from bayes_attn.inference import SamplerConfig, sample
 
     B = pos_pc2_basis(task) if basis_name == "pos_pc2" else None
-    cfg = SamplerConfig(model="attention", rank=rank, limit=limit, chains=4, warmup=warmup, draws=draws, seed=seed,
-                        progress_bar=False, checkpoint_every=max(draws // 4, 1))
+    cfg = SamplerConfig(
+        model="attention",
+        rank=rank,
+        limit=limit,
+        chains=4,
+        warmup=warmup,
+        draws=draws,
+        seed=seed,
+        progress_bar=False,
+        checkpoint_every=max(draws // 4, 1),
+    )
     t0 = time.perf_counter()
     dt = sample(task, spec, cfg, basis=B)
     wall = time.perf_counter() - t0
@@ -67,14 +76,27 @@ def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed) -> dict:
     st, wst = dt["sample_stats"].ds, dt["warmup_sample_stats"].ds
     mean = f.mean(("chain", "draw")).values
     per_chain = [float(np.mean(np.sign(f.sel(chain=c).mean("draw").values) == task.y_test)) for c in f.chain.values]
-    return {"limit": limit, "width": None if limit == "gp" else int(spec.widths[0]), "basis": basis_name,
-            "rank": rank, "P": int(task.x_train.shape[0]), "temperature": float(spec.temperature),
-            "chains": 4, "warmup": warmup, "draws": draws,
-            "accuracy": float(np.mean(np.sign(mean) == task.y_test)), "accuracy_per_chain": per_chain,
-            "max_rhat_f": float(az.rhat(f).max()), "min_ess_bulk_f": float(az.ess(f, method="bulk").min()),
-            "divergences": int(st["diverging"].sum()), "mean_tree_depth": float(st["tree_depth"].mean()),
-            "gradients": int(st["n_steps"].sum() + wst["n_steps"].sum()), "wall_s": wall,
-            "attention_scale": float(dt.attrs["attention_scale"]), "device": str(jax.devices()[0])}
+    return {
+        "limit": limit,
+        "width": None if limit == "gp" else int(spec.widths[0]),
+        "basis": basis_name,
+        "rank": rank,
+        "P": int(task.x_train.shape[0]),
+        "temperature": float(spec.temperature),
+        "chains": 4,
+        "warmup": warmup,
+        "draws": draws,
+        "accuracy": float(np.mean(np.sign(mean) == task.y_test)),
+        "accuracy_per_chain": per_chain,
+        "max_rhat_f": float(az.rhat(f).max()),
+        "min_ess_bulk_f": float(az.ess(f, method="bulk").min()),
+        "divergences": int(st["diverging"].sum()),
+        "mean_tree_depth": float(st["tree_depth"].mean()),
+        "gradients": int(st["n_steps"].sum() + wst["n_steps"].sum()),
+        "wall_s": wall,
+        "attention_scale": float(dt.attrs["attention_scale"]),
+        "device": str(jax.devices()[0]),
+    }
 
 
 def main(argv=None) -> None:
@@ -104,10 +126,16 @@ def main(argv=None) -> None:
     for P in args.P:
         task = markov_task(P=P, n_test=n_test, paths=4)
         for limit in args.limits:
-            for N in (args.widths if limit == "finite" else [args.widths[-1]]):
+            for N in args.widths if limit == "finite" else [args.widths[-1]]:
                 spec = task.spec(width=N, temperature=0.1)
-                out["hand_built"].append({"P": P, "limit": limit, "width": N if limit == "finite" else None,
-                                          "accuracy": hand_built_accuracy(task, spec, gp=limit == "gp")})
+                out["hand_built"].append(
+                    {
+                        "P": P,
+                        "limit": limit,
+                        "width": N if limit == "finite" else None,
+                        "accuracy": hand_built_accuracy(task, spec, gp=limit == "gp"),
+                    }
+                )
                 for basis in args.bases:
                     if time.perf_counter() - t_start > args.deadline_s:
                         out["stopped_at_deadline"] = True

@@ -29,8 +29,12 @@ def _diag(dt) -> dict:
     from bayes_attn.diagnostics import summarize
 
     rep = summarize(dt)
-    return {"max_rhat": rep.max_rhat, "min_ess_bulk": rep.min_ess_bulk, "divergences": rep.divergences,
-            "passed": rep.passed}
+    return {
+        "max_rhat": rep.max_rhat,
+        "min_ess_bulk": rep.min_ess_bulk,
+        "divergences": rep.divergences,
+        "passed": rep.passed,
+    }
 
 
 def sample_case(name, task, spec, cfg) -> dict:
@@ -41,10 +45,20 @@ def sample_case(name, task, spec, cfg) -> dict:
     wall = time.perf_counter() - t0
     from bayes_attn.inference import chain_layout
 
-    out = {"case": name, "wall_s": wall, "sampling_s": float(dt.attrs["wall_time_s"]), "chains": cfg.chains,
-           "devices": chain_layout(cfg.chains, cfg.chain_method, cfg.devices).devices, "precision": cfg.precision,
-           "warmup": cfg.warmup, "draws": cfg.draws, "width": list(spec.widths), "model": cfg.model,
-           "sampler": cfg.kind, **_diag(dt)}
+    out = {
+        "case": name,
+        "wall_s": wall,
+        "sampling_s": float(dt.attrs["wall_time_s"]),
+        "chains": cfg.chains,
+        "devices": chain_layout(cfg.chains, cfg.chain_method, cfg.devices).devices,
+        "precision": cfg.precision,
+        "warmup": cfg.warmup,
+        "draws": cfg.draws,
+        "width": list(spec.widths),
+        "model": cfg.model,
+        "sampler": cfg.kind,
+        **_diag(dt),
+    }
     out["ess_per_s"] = out["min_ess_bulk"] / wall
     return out
 
@@ -60,16 +74,25 @@ def theory_case(task, widths) -> dict:
         sol = solve(spec.with_(width=N), phi, task.y_train, warn=False)
         times.append(time.perf_counter() - t0)
         ok.append(bool(sol.status.ok))
-    return {"case": "digits_theory", "widths": list(widths), "solve_s": times, "converged": ok,
-            "paths": spec.n_paths, "P": task.n_train}
+    return {
+        "case": "digits_theory",
+        "widths": list(widths),
+        "solve_s": times,
+        "converged": ok,
+        "paths": spec.n_paths,
+        "P": task.n_train,
+    }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, on whatever device is present (tests)")
     ap.add_argument("--out", default=str(Path(__file__).with_name("results.json")))
-    ap.add_argument("--cases", nargs="+", default=["nuts_full", "wishart_1e5", "gibbs_64", "digits_theory",
-                                                   "nuts_full_f32", "wishart_1e5_f32"])
+    ap.add_argument(
+        "--cases",
+        nargs="+",
+        default=["nuts_full", "wishart_1e5", "gibbs_64", "digits_theory", "nuts_full_f32", "wishart_1e5_f32"],
+    )
     args = ap.parse_args(argv)
     chains = 2 if args.smoke else 64
     from bayes_attn.inference import request_host_devices
@@ -84,18 +107,38 @@ def main(argv=None) -> int:
 
     s = args.smoke
     markov = markov_task(P=10 if s else 100, n_test=20 if s else 1000, paths=4)
-    results = {"meta": {"smoke": s, "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
-                        "platform": platform.platform(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())},
-               "cases": []}
+    results = {
+        "meta": {
+            "smoke": s,
+            "backend": jax.default_backend(),
+            "devices": [str(d) for d in jax.devices()],
+            "platform": platform.platform(),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        },
+        "cases": [],
+    }
     runs = {  # name: (task, spec, sampler settings)
-        "nuts_full": (markov, markov.spec(width=4 if s else 100, temperature=0.01),
-                      dict(kind="nuts", model="weights", chains=2 if s else 4, warmup=5 if s else 100,
-                           draws=5 if s else 100)),
-        "wishart_1e5": (markov, markov.spec(width=100_000, temperature=0.01),
-                        dict(kind="nuts", model="order_parameters", chains=2 if s else 4, warmup=10 if s else 500,
-                             draws=10 if s else 1000)),
-        "gibbs_64": (markov, markov.spec(width=8 if s else 1000, temperature=0.01),
-                     dict(kind="gibbs", model="collapsed", chains=chains, warmup=3 if s else 50, draws=10 if s else 300)),
+        "nuts_full": (
+            markov,
+            markov.spec(width=4 if s else 100, temperature=0.01),
+            dict(kind="nuts", model="weights", chains=2 if s else 4, warmup=5 if s else 100, draws=5 if s else 100),
+        ),
+        "wishart_1e5": (
+            markov,
+            markov.spec(width=100_000, temperature=0.01),
+            dict(
+                kind="nuts",
+                model="order_parameters",
+                chains=2 if s else 4,
+                warmup=10 if s else 500,
+                draws=10 if s else 1000,
+            ),
+        ),
+        "gibbs_64": (
+            markov,
+            markov.spec(width=8 if s else 1000, temperature=0.01),
+            dict(kind="gibbs", model="collapsed", chains=chains, warmup=3 if s else 50, draws=10 if s else 300),
+        ),
     }
 
     def sampled(name, precision="float64"):
@@ -111,8 +154,9 @@ def main(argv=None) -> int:
         sets = src.episode_sets(P=40 if s else 600, n_eval=20 if s else 1000, seed=0)
         rng = np.random.default_rng(0)
         G = 16
-        layers = tuple(HeadLayer.qk(rng.standard_normal((4, G, src.n0)), rng.standard_normal((4, G, src.n0)))
-                       for _ in range(2))
+        layers = tuple(
+            HeadLayer.qk(rng.standard_normal((4, G, src.n0)), rng.standard_normal((4, G, src.n0))) for _ in range(2)
+        )
         return theory_case(src.task(layers, sets), [10, 100] if s else [10, 100, 1000, 10_000])
 
     todo["digits_theory"] = digits

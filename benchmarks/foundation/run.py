@@ -27,8 +27,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--width", type=int, default=10)
-    ap.add_argument("--models", nargs="+", default=["full", "collapsed"], choices=["full", "collapsed"],
-                    help="which models to time (the ratio needs both)")
+    ap.add_argument(
+        "--models",
+        nargs="+",
+        default=["full", "collapsed"],
+        choices=["full", "collapsed"],
+        help="which models to time (the ratio needs both)",
+    )
     ap.add_argument("--out", default=str(Path(__file__).with_name("results.json")))
     args = ap.parse_args()
     task = markov_task(P=100, n_test=1000, paths=4)
@@ -36,7 +41,9 @@ def main():
     rows = {m: [] for m in args.models}
     for rep in range(args.repeats):
         for name in rows:
-            cfg = SamplerConfig(collapsed=name == "collapsed", chains=4, warmup=500, draws=500, seed=rep, progress_bar=False)
+            cfg = SamplerConfig(
+                collapsed=name == "collapsed", chains=4, warmup=500, draws=500, seed=rep, progress_bar=False
+            )
             t0 = time.perf_counter()
             dt = sample(task, spec, cfg)
             wall = time.perf_counter() - t0
@@ -44,19 +51,38 @@ def main():
             tab = rep_.table
             f_rows = tab[[i.startswith("f[") for i in tab.index]]
             st = predictor_statistics(dt)
-            row = dict(seed=rep, wall_s=wall, max_rhat=float(tab["r_hat"].max()),
-                       min_ess_bulk_f=float(f_rows["ess_bulk"].min()), min_ess_bulk_all=float(tab["ess_bulk"].min()),
-                       max_rhat_f=float(f_rows["r_hat"].max()), divergences=rep_.divergences,
-                       accuracy=st["accuracy"], mean_steps=float(dt["sample_stats"].ds["n_steps"].mean()))
+            row = dict(
+                seed=rep,
+                wall_s=wall,
+                max_rhat=float(tab["r_hat"].max()),
+                min_ess_bulk_f=float(f_rows["ess_bulk"].min()),
+                min_ess_bulk_all=float(tab["ess_bulk"].min()),
+                max_rhat_f=float(f_rows["r_hat"].max()),
+                divergences=rep_.divergences,
+                accuracy=st["accuracy"],
+                mean_steps=float(dt["sample_stats"].ds["n_steps"].mean()),
+            )
             rows[name].append(row)
             print(name, json.dumps(row), flush=True)
     med = {k: statistics.median(r["wall_s"] for r in v) for k, v in rows.items()}
-    out = dict(task="markov-4", P=100, width=args.width, T=0.01, chains=4, warmup=500, draws=500,
-               median_wall_s=med, runs=rows,
-               ratio_full_over_collapsed=med["full"] / med["collapsed"] if len(med) == 2 else None)
+    out = dict(
+        task="markov-4",
+        P=100,
+        width=args.width,
+        T=0.01,
+        chains=4,
+        warmup=500,
+        draws=500,
+        median_wall_s=med,
+        runs=rows,
+        ratio_full_over_collapsed=med["full"] / med["collapsed"] if len(med) == 2 else None,
+    )
     Path(args.out).write_text(json.dumps(out, indent=2))
-    print("median wall: " + ", ".join(f"{k} {v:.1f} s" for k, v in med.items())
-          + (f", ratio full/collapsed {out['ratio_full_over_collapsed']:.2f}" if len(med) == 2 else ""))
+    print(
+        "median wall: "
+        + ", ".join(f"{k} {v:.1f} s" for k, v in med.items())
+        + (f", ratio full/collapsed {out['ratio_full_over_collapsed']:.2f}" if len(med) == 2 else "")
+    )
 
 
 if __name__ == "__main__":

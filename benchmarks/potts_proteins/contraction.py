@@ -47,17 +47,28 @@ def main(argv=None):
     sb, wb = to_blocks(s, None, C=a.C, dtype=jnp.float32)
     rows = []
     for H in a.heads:
-        p = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), fa_init(jax.random.PRNGKey(0), FAConfig(a.L, a.C, heads=H)))
+        p = jax.tree.map(
+            lambda x: jnp.asarray(x, jnp.float32), fa_init(jax.random.PRNGKey(0), FAConfig(a.L, a.C, heads=H))
+        )
         lam = jnp.float32(1e-4)
         t_heads = median_time(jax.jit(jax.value_and_grad(_fa_objective)), p, sb, wb, lam, lam, lam)
         t_coup = median_time(jax.jit(jax.value_and_grad(_fa_objective_couplings)), p, sb, wb, lam, lam, lam)
-        per_gather = t_heads / (a.M * H * a.L ** 2 * a.C)
-        per_dense = t_coup / (a.M * a.L ** 2 * a.C ** 2)
-        rows.append({"heads": H, "heads_route_s": t_heads, "couplings_route_s": t_coup,
-                     "speedup": t_heads / t_coup, "gather_cost_ratio": per_gather / per_dense})
-        print(f"H={H}: heads route {t_heads:.3f} s, coupling route {t_coup:.3f} s "
-              f"({t_heads / t_coup:.1f}x); cost per gathered multiply-add / per dense one = {per_gather / per_dense:.1f}",
-              flush=True)
+        per_gather = t_heads / (a.M * H * a.L**2 * a.C)
+        per_dense = t_coup / (a.M * a.L**2 * a.C**2)
+        rows.append(
+            {
+                "heads": H,
+                "heads_route_s": t_heads,
+                "couplings_route_s": t_coup,
+                "speedup": t_heads / t_coup,
+                "gather_cost_ratio": per_gather / per_dense,
+            }
+        )
+        print(
+            f"H={H}: heads route {t_heads:.3f} s, coupling route {t_coup:.3f} s "
+            f"({t_heads / t_coup:.1f}x); cost per gathered multiply-add / per dense one = {per_gather / per_dense:.1f}",
+            flush=True,
+        )
     atomic_write_json(a.out, {"M": a.M, "L": a.L, "C": a.C, "rows": rows})
 
 

@@ -59,11 +59,24 @@ def main(argv=None) -> int:
         if args.max_iter is not None:
             settings = replace(settings, max_iter=args.max_iter)
         t0 = time.time()
-        fit = pt.fit_scan(jax.random.PRNGKey(0), aln.sequences[tr], aln.sequences[va], aln.C, settings,
-                          weights=w[tr], val_weights=w[va])
-        run = {"heads": h, "max_iter": settings.max_iter, "seconds": time.time() - t0,
-               "val_nll": fit.best["val_nll"], "train_objective": fit.best["fit"]["loss"],
-               "iterations": fit.best["fit"]["iterations"], "precision": precision(fit.params, aln, fam)}
+        fit = pt.fit_scan(
+            jax.random.PRNGKey(0),
+            aln.sequences[tr],
+            aln.sequences[va],
+            aln.C,
+            settings,
+            weights=w[tr],
+            val_weights=w[va],
+        )
+        run = {
+            "heads": h,
+            "max_iter": settings.max_iter,
+            "seconds": time.time() - t0,
+            "val_nll": fit.best["val_nll"],
+            "train_objective": fit.best["fit"]["loss"],
+            "iterations": fit.best["fit"]["iterations"],
+            "precision": precision(fit.params, aln, fam),
+        }
         entry["runs"][f"{h}_{settings.max_iter}"] = run
         print(json.dumps(run), flush=True)
         atomic_write_json(path, res)

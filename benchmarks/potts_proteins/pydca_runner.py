@@ -33,6 +33,7 @@ What pydca 1.23 does to the input (read from its source, pydca/plmdca/*.cpp):
     centre it (zero-sum gauge), Frobenius norm, then APC:
     FN_apc(i,j) = FN(i,j) - FN_i * FN_j / FN_mean.
 """
+
 import argparse
 import json
 import os
@@ -45,21 +46,26 @@ import time
 T0 = time.perf_counter()
 
 # libLBFGS return codes (pydca/plmdca/lbfgs/include/lbfgs.h)
-LBFGS_CODES = {0: "LBFGS_SUCCESS/CONVERGENCE", 1: "LBFGS_STOP",
-               2: "LBFGS_ALREADY_MINIMIZED", -1001: "LBFGSERR_ROUNDING_ERROR",
-               -1000: "LBFGSERR_MINIMUMSTEP", -999: "LBFGSERR_MAXIMUMSTEP",
-               -998: "LBFGSERR_MAXIMUMLINESEARCH",
-               -997: "LBFGSERR_MAXIMUMITERATION", -996: "LBFGSERR_WIDTHTOOSMALL",
-               -995: "LBFGSERR_INVALIDPARAMETERS",
-               -994: "LBFGSERR_INCREASEGRADIENT"}
+LBFGS_CODES = {
+    0: "LBFGS_SUCCESS/CONVERGENCE",
+    1: "LBFGS_STOP",
+    2: "LBFGS_ALREADY_MINIMIZED",
+    -1001: "LBFGSERR_ROUNDING_ERROR",
+    -1000: "LBFGSERR_MINIMUMSTEP",
+    -999: "LBFGSERR_MAXIMUMSTEP",
+    -998: "LBFGSERR_MAXIMUMLINESEARCH",
+    -997: "LBFGSERR_MAXIMUMITERATION",
+    -996: "LBFGSERR_WIDTHTOOSMALL",
+    -995: "LBFGSERR_INVALIDPARAMETERS",
+    -994: "LBFGSERR_INCREASEGRADIENT",
+}
 
 
 def peak_rss_mb():
     # ru_maxrss is in kB on Linux
     s = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     c = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"self_mb": s / 1024.0, "children_mb": c / 1024.0,
-            "self_plus_children_mb": (s + c) / 1024.0}
+    return {"self_mb": s / 1024.0, "children_mb": c / 1024.0, "self_plus_children_mb": (s + c) / 1024.0}
 
 
 def read_fasta(path):
@@ -80,18 +86,15 @@ def read_fasta(path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("fasta")
     ap.add_argument("--out", required=True, help="output CSV (i,j,score)")
     ap.add_argument("--seqid", type=float, default=0.8)
     ap.add_argument("--lambda-h", type=float, default=1.0)
-    ap.add_argument("--lambda-J", type=float, default=None,
-                    help="default 0.2*(L-1)")
+    ap.add_argument("--lambda-J", type=float, default=None, help="default 0.2*(L-1)")
     ap.add_argument("--max-iterations", type=int, default=500)
     ap.add_argument("--num-threads", type=int, default=1)
-    ap.add_argument("--no-meff", action="store_true",
-                    help="skip the separate M_eff computation (O(M^2 L))")
+    ap.add_argument("--no-meff", action="store_true", help="skip the separate M_eff computation (O(M^2 L))")
     ap.add_argument("--keep-tmp", action="store_true")
     args = ap.parse_args()
 
@@ -132,9 +135,13 @@ def main():
     # ---------------- run pydca ----------------
     t_start = time.perf_counter()
     inst = plmdca_mod.PlmDCA(
-        norm_fasta, "protein",
-        seqid=args.seqid, lambda_h=lambda_h, lambda_J=lambda_J,
-        max_iterations=args.max_iterations, num_threads=args.num_threads,
+        norm_fasta,
+        "protein",
+        seqid=args.seqid,
+        lambda_h=lambda_h,
+        lambda_J=lambda_J,
+        max_iterations=args.max_iterations,
+        num_threads=args.num_threads,
         verbose=True,
     )
     assert inst.sequences_len == L, (inst.sequences_len, L)
@@ -209,21 +216,21 @@ def main():
         "L": L,
         "M_eff": meff,
         "M_eff_note": "recomputed after the run with pydca PlmDCA.compute_seqs_weight "
-                      "(pydca does not expose the backend's M_eff; same formula: "
-                      "dedup, weight=1/#{identity > seqid}); not included in wall_seconds",
+        "(pydca does not expose the backend's M_eff; same formula: "
+        "dedup, weight=1/#{identity > seqid}); not included in wall_seconds",
         "M_eff_seconds": meff_s,
         "wall_seconds": wall,
         "wall_seconds_note": "PlmDCA() construction + compute_sorted_FN_APC() "
-                             "(file parse, C++ L-BFGS fit, ctypes copy, Python FN/APC loops); "
-                             "excludes imports and CSV writing",
+        "(file parse, C++ L-BFGS fit, ctypes copy, Python FN/APC loops); "
+        "excludes imports and CSV writing",
         "backend_fit_and_copy_seconds": timing.get("backend_fit_and_copy_s"),
         "total_process_seconds": time.perf_counter() - T0,
         "peak_rss": rss_after_run,
         "peak_rss_mb": rss_after_run["self_plus_children_mb"],
         "peak_rss_mb_before_run": rss_before_run["self_plus_children_mb"],
         "peak_rss_note": "ru_maxrss high-water marks (self+children), taken right after "
-                         "compute_sorted_FN_APC, before the optional M_eff step; "
-                         "_before_run is the baseline after imports",
+        "compute_sorted_FN_APC, before the optional M_eff step; "
+        "_before_run is the baseline after imports",
         "lbfgs": {
             "iterations_reported": max(iters) if iters else None,
             "return_code": status,
@@ -242,16 +249,15 @@ def main():
             "score": "compute_sorted_FN_APC (FN of gap-free 20x20 block, double-centred, then APC)",
         },
         "index_convention": "CSV i,j are 1-based column indices of the input alignment "
-                            "(pydca site k, 0-based, -> k+1); every column is kept, i<j, all pairs",
+        "(pydca site k, 0-based, -> k+1); every column is kept, i<j, all pairs",
         "preprocessing": {
             "columns_dropped": [],
             "column_map": "identity (output index = input column, 1-based)",
-            "sequences_dropped": "exact duplicates removed by pydca backend (%d of %d)"
-                                 % (M - n_unique, M),
+            "sequences_dropped": "exact duplicates removed by pydca backend (%d of %d)" % (M - n_unique, M),
             "gap_filtering": "none",
             "nonstandard_chars_mapped_to_gap": n_nonstd,
             "runner_normalisation": "input rewritten to a temp FASTA, one upper-case "
-                                    "line per record (pydca C++ reader needs unwrapped lines)",
+            "line per record (pydca C++ reader needs unwrapped lines)",
         },
         "n_pairs": len(scores),
     }
@@ -264,8 +270,10 @@ def main():
         for f in os.listdir(tmpdir):
             os.remove(os.path.join(tmpdir, f))
         os.rmdir(tmpdir)
-    print("wrote %s and %s (M=%d, L=%d, wall %.2fs, peak RSS %.1f MB)"
-          % (out_csv, json_path, M, L, wall, info["peak_rss_mb"]))
+    print(
+        "wrote %s and %s (M=%d, L=%d, wall %.2fs, peak RSS %.1f MB)"
+        % (out_csv, json_path, M, L, wall, info["peak_rss_mb"])
+    )
 
 
 if __name__ == "__main__":

@@ -60,18 +60,50 @@ def run_ours(fam, model, out: Path) -> dict:
     extra = []
     if model == "factored_from_plmdca":
         extra = ["--init-from", str(out / f"{fam['name']}_plmdca.npz")]
-    cmd = cli() + ["potts", "fit", str(HERE / "data" / fam["alignment"]), "--focus", fam["focus"], "--model",
-                   model.split("_")[0], "--out", str(fit), *extra]
+    cmd = cli() + [
+        "potts",
+        "fit",
+        str(HERE / "data" / fam["alignment"]),
+        "--focus",
+        fam["focus"],
+        "--model",
+        model.split("_")[0],
+        "--out",
+        str(fit),
+        *extra,
+    ]
     cost = timed(cmd, out / f"{fam['name']}_{model}.log")
     scores = out / f"{fam['name']}_{model}_scores.csv"
-    timed(cli() + ["potts", "contacts", str(fit), "--out", str(scores), "--structure",
-                   str(HERE / "data" / fam["structure"]), "--chain", fam["chain"], "--plot",
-                   str(out / f"{fam['name']}_{model}.png")], out / f"{fam['name']}_{model}_contacts.log")
+    timed(
+        cli()
+        + [
+            "potts",
+            "contacts",
+            str(fit),
+            "--out",
+            str(scores),
+            "--structure",
+            str(HERE / "data" / fam["structure"]),
+            "--chain",
+            fam["chain"],
+            "--plot",
+            str(out / f"{fam['name']}_{model}.png"),
+        ],
+        out / f"{fam['name']}_{model}_contacts.log",
+    )
     rep = json.loads(fit.with_suffix(".json").read_text())
     con = json.loads(scores.with_suffix(".json").read_text())
-    return {**cost, "M": rep["M"], "L": rep["L"], "M_eff": rep["M_eff"], "fit": rep["fit"], "chosen": rep["chosen"],
-            "precision": con["precision"], "precision_long_range": con["precision_long_range"],
-            "structure": {k: con["structure"][k] for k in ("aligned", "identity", "unresolved", "mismatches")}}
+    return {
+        **cost,
+        "M": rep["M"],
+        "L": rep["L"],
+        "M_eff": rep["M_eff"],
+        "fit": rep["fit"],
+        "chosen": rep["chosen"],
+        "precision": con["precision"],
+        "precision_long_range": con["precision_long_range"],
+        "structure": {k: con["structure"][k] for k in ("aligned", "identity", "unresolved", "mismatches")},
+    }
 
 
 def run_pydca(fam, python, out: Path) -> dict:
@@ -80,10 +112,13 @@ def run_pydca(fam, python, out: Path) -> dict:
 
     aln = pt.read_alignment(HERE / "data" / fam["alignment"], focus=fam["focus"])
     fasta = out / f"{fam['name']}_focus.fasta"
-    fasta.write_text("".join(f">s{m}\n{''.join(aln.alphabet[c] for c in row)}\n" for m, row in enumerate(aln.sequences)))
+    fasta.write_text(
+        "".join(f">s{m}\n{''.join(aln.alphabet[c] for c in row)}\n" for m, row in enumerate(aln.sequences))
+    )
     scores = out / f"{fam['name']}_pydca.csv"
-    cost = timed([python, str(HERE / "pydca_runner.py"), str(fasta), "--out", str(scores)],
-                 out / f"{fam['name']}_pydca.log")
+    cost = timed(
+        [python, str(HERE / "pydca_runner.py"), str(fasta), "--out", str(scores)], out / f"{fam['name']}_pydca.log"
+    )
     L = aln.L
     S = np.full((L, L), -np.inf)
     for line in scores.read_text().splitlines()[1:]:
@@ -91,16 +126,25 @@ def run_pydca(fam, python, out: Path) -> dict:
         S[int(i) - 1, int(j) - 1] = S[int(j) - 1, int(i) - 1] = float(s)
     contacts, known, _, _ = pt.contact_map(HERE / "data" / fam["structure"], fam["chain"], aln.focus_sequence)
     meta = json.loads(scores.with_suffix(".json").read_text())
-    return {**cost, "M": aln.M, "L": L, "pydca": meta,
-            "precision": pt.precision_at(S, contacts, known, aln.residues, min_separation=pt.MIN_SEPARATION),
-            "precision_long_range": pt.precision_at(S, contacts, known, aln.residues, min_separation=pt.LONG_RANGE)}
+    return {
+        **cost,
+        "M": aln.M,
+        "L": L,
+        "pydca": meta,
+        "precision": pt.precision_at(S, contacts, known, aln.residues, min_separation=pt.MIN_SEPARATION),
+        "precision_long_range": pt.precision_at(S, contacts, known, aln.residues, min_separation=pt.LONG_RANGE),
+    }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--families", nargs="+", help="names from data/families.json (default: all)")
-    ap.add_argument("--methods", nargs="+", default=["plmdca", "pydca", "factored", "factored_from_plmdca"],
-                    choices=[*MODELS, "pydca"])
+    ap.add_argument(
+        "--methods",
+        nargs="+",
+        default=["plmdca", "pydca", "factored", "factored_from_plmdca"],
+        choices=[*MODELS, "pydca"],
+    )
     ap.add_argument("--pydca", help="Python interpreter with pydca 1.23 (skips pydca without it)")
     ap.add_argument("--work", default=str(ROOT / "out" / "potts_proteins"), help="fits, scores and logs")
     ap.add_argument("--figures", default=str(ROOT / "docs" / "figures"), help="where the contact maps are copied")
@@ -131,9 +175,12 @@ def main(argv=None) -> int:
                 if fam.get("figure"):
                     shutil.copyfile(png, Path(args.figures) / f"potts_contacts_{fam['name']}_{method}.png")
             e = entry[method]
-            print(f"{fam['name']} {method}: " + " ".join(f"{k} {v['precision']:.3f}"
-                                                        for k, v in e["precision"]["cuts"].items())
-                  + f"  {e['seconds']:.0f} s, {e['peak_rss_mb']:.0f} MB", flush=True)
+            print(
+                f"{fam['name']} {method}: "
+                + " ".join(f"{k} {v['precision']:.3f}" for k, v in e["precision"]["cuts"].items())
+                + f"  {e['seconds']:.0f} s, {e['peak_rss_mb']:.0f} MB",
+                flush=True,
+            )
             atomic_write_json(path, res)
     return 0
 

@@ -41,8 +41,12 @@ def main(argv=None) -> int:
     fam = {f["name"]: f for f in json.loads((HERE / "data" / "families.json").read_text())["families"]}[args.family]
     aln = pt.read_alignment(HERE / "data" / fam["alignment"], focus=fam["focus"])
     w = pt.sequence_weights(aln.sequences, pt.THETA)
-    st = replace(pt.protein_settings("factored", aln.L, float(w.sum()), heads=args.heads), memory=args.memory,
-                 max_iter=args.seg, balanced_start=False)
+    st = replace(
+        pt.protein_settings("factored", aln.L, float(w.sum()), heads=args.heads),
+        memory=args.memory,
+        max_iter=args.seg,
+        balanced_start=False,
+    )
     init = None
     if args.start == "balanced":
         cfg = pt.FAConfig(aln.L, aln.C, heads=args.heads, bias=True)
@@ -53,9 +57,21 @@ def main(argv=None) -> int:
         init = jax.tree.map(np.asarray, r.params)
         st = replace(st, profile_fields=False)
         done += args.seg
-        print(json.dumps({"family": args.family, "start": args.start, "H": args.heads, "memory": args.memory,
-                          "its": done, "loss": r.best["fit"]["loss"], "s": round(time.time() - t0),
-                          "prec": precision(r.params, aln, fam)}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "family": args.family,
+                    "start": args.start,
+                    "H": args.heads,
+                    "memory": args.memory,
+                    "its": done,
+                    "loss": r.best["fit"]["loss"],
+                    "s": round(time.time() - t0),
+                    "prec": precision(r.params, aln, fam),
+                }
+            ),
+            flush=True,
+        )
     return 0
 
 

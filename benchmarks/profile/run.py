@@ -93,8 +93,9 @@ def _task(name: str):
 
     src = digits_episodes()
     rng = np.random.default_rng(0)  # two layers of 2 random q.k heads: 4 paths
-    layers = tuple(HeadLayer.qk(rng.standard_normal((2, 8, src.n0)), rng.standard_normal((2, 8, src.n0)))
-                   for _ in range(2))
+    layers = tuple(
+        HeadLayer.qk(rng.standard_normal((2, 8, src.n0)), rng.standard_normal((2, 8, src.n0))) for _ in range(2)
+    )
     task = src.task(layers, src.episode_sets(P=10 if SMOKE else 100, n_eval=20 if SMOKE else 1000, seed=0))
     return task, task.spec(width=10, temperature=0.1, readout="mean")
 
@@ -126,18 +127,26 @@ def floor(task, spec, cfg, dt) -> dict:
     else:
         vg = jax.jit(jax.vmap(jax.value_and_grad(lambda z, a: model.log_density(z, a)), in_axes=(0, None)))
         unit = _unit_time(vg, pos, args)
-        per_it = np.concatenate([np.asarray(dt["warmup_sample_stats"]["n_steps"].values),
-                                 np.asarray(dt["sample_stats"]["n_steps"].values)], axis=1)  # (chain, iteration)
+        per_it = np.concatenate(
+            [np.asarray(dt["warmup_sample_stats"]["n_steps"].values), np.asarray(dt["sample_stats"]["n_steps"].values)],
+            axis=1,
+        )  # (chain, iteration)
         units = int(per_it.sum(axis=1).max())  # the chain with the most gradients, run alone
         lockstep = int(per_it.max(axis=0).sum())  # vectorized chains: each iteration waits for its longest tree
         unit_name = "value_and_grad"
     derive = jax.jit(jax.vmap(lambda z, a: dict(model.derived(z, a)), in_axes=(0, None)))
     derive_s = _unit_time(derive, pos, args)
     kept = int(dt["posterior"].sizes["draw"])
-    return {"unit": unit_name, "unit_s": unit, "unit_timing": "fastest of 6 batch means of 10 calls", "units": units,
-            "derived_s": derive_s, "kept": kept,
-            "floor_s": unit * units + derive_s * kept,
-            "lockstep_units": lockstep if cfg.kind != "gibbs" else units}
+    return {
+        "unit": unit_name,
+        "unit_s": unit,
+        "unit_timing": "fastest of 6 batch means of 10 calls",
+        "units": units,
+        "derived_s": derive_s,
+        "kept": kept,
+        "floor_s": unit * units + derive_s * kept,
+        "lockstep_units": lockstep if cfg.kind != "gibbs" else units,
+    }
 
 
 def child(case: str, out: Path, want_floor: bool) -> None:
@@ -154,7 +163,8 @@ def child(case: str, out: Path, want_floor: bool) -> None:
     t_import = time.perf_counter()
     events = []
     jax.monitoring.register_event_duration_secs_listener(
-        lambda name, d, **kw: events.append((time.perf_counter(), float(d))) if name in COMPILE_EVENTS else None)
+        lambda name, d, **kw: events.append((time.perf_counter(), float(d))) if name in COMPILE_EVENTS else None
+    )
     task_name, kind, model, (warmup, draws) = CASES[case]
     if SMOKE:
         warmup, draws = 10, 10
@@ -173,14 +183,26 @@ def child(case: str, out: Path, want_floor: bool) -> None:
         for p, a, b in timings["windows"]:
             if a <= t <= b:
                 compile_by[p] += d
-    res = {"case": case, "task": task_name, "sampler": kind, "model": model, "chains": 4, "warmup": warmup,
-           "draws": draws, "width": list(spec.widths), "temperature": spec.temperature,
-           "import_s": t_import - T_START, "data_s": t_data - t_import,
-           **{f"{p}_s": v for p, v in phases.items()},
-           "model_output_s": (t_sample - t_data) - sum(phases.values()), "write_s": t_end - t_sample,
-           "total_s": t_end - T_START,
-           "compile_s": sum(d for _, d in events), **{f"compile_{p}_s": v for p, v in compile_by.items()},
-           "min_ess_bulk_f": float(_ess_f(dt))}
+    res = {
+        "case": case,
+        "task": task_name,
+        "sampler": kind,
+        "model": model,
+        "chains": 4,
+        "warmup": warmup,
+        "draws": draws,
+        "width": list(spec.widths),
+        "temperature": spec.temperature,
+        "import_s": t_import - T_START,
+        "data_s": t_data - t_import,
+        **{f"{p}_s": v for p, v in phases.items()},
+        "model_output_s": (t_sample - t_data) - sum(phases.values()),
+        "write_s": t_end - t_sample,
+        "total_s": t_end - T_START,
+        "compile_s": sum(d for _, d in events),
+        **{f"compile_{p}_s": v for p, v in compile_by.items()},
+        "min_ess_bulk_f": float(_ess_f(dt)),
+    }
     if want_floor:
         res.update(floor(task, spec, cfg, dt))
     out.write_text(json.dumps(res))
@@ -200,8 +222,13 @@ def run_case(case: str, tmp: Path) -> dict:
         env = {**os.environ, "BAYES_ATTN_CACHE_DIR": str(cache)}
         env.pop("BAYES_ATTN_CPUS", None)
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, __file__, "--child", case, "--child-out", str(out)]
-                              + (["--floor"] if mode == "warm" else []), env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", case, "--child-out", str(out)]
+            + (["--floor"] if mode == "warm" else []),
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             raise SystemExit(f"{case} ({mode}) failed:\n{proc.stderr[-3000:]}")
@@ -236,10 +263,12 @@ def main() -> None:
         for case in args.cases:
             r = run_case(case, Path(tmp))
             old[case] = {"case": case, "cold": r["cold"], "warm": r["warm"]}
-    results = {"machine": {"cores": os.cpu_count(), "platform": platform.platform(), "python": sys.version.split()[0]},
-               "smoke": args.smoke,
-               "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-               "cases": [old[c] for c in CASES if c in old]}
+    results = {
+        "machine": {"cores": os.cpu_count(), "platform": platform.platform(), "python": sys.version.split()[0]},
+        "smoke": args.smoke,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "cases": [old[c] for c in CASES if c in old],
+    }
     atomic_write_json(args.out, results, field="--out")
     print(f"wrote {args.out}")
 

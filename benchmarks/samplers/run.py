@@ -62,12 +62,24 @@ def run_cell(name: str, width: int, chains: int, n_test: int, seed: int) -> dict
     if "n_steps" in stats:
         evals["n_gram_evals" if cfg.kind == "gibbs" else "n_grad_evals"] = int(stats["n_steps"].values.sum())
     ess = float(np.nanmin(table["ess_bulk"].values))
-    out = dict(sampler=name, width=width, status="ok", config=SAMPLERS[name], chains=chains,
-               wall_s=wall, sampling_s=float(dt.attrs["wall_time_s"]), ess_bulk_min=ess,
-               ess_bulk_min_f=float(np.nanmin(table.loc[[i for i in table.index if i.startswith("f")], "ess_bulk"])),
-               ess_per_s=ess / wall, cpu_s=cpu, ess_per_cpu_s=ess / cpu, rhat_max=float(np.nanmax(table["r_hat"].values)),
-               divergences=int(stats["diverging"].values.sum()) if "diverging" in stats else 0,
-               peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **evals)
+    out = dict(
+        sampler=name,
+        width=width,
+        status="ok",
+        config=SAMPLERS[name],
+        chains=chains,
+        wall_s=wall,
+        sampling_s=float(dt.attrs["wall_time_s"]),
+        ess_bulk_min=ess,
+        ess_bulk_min_f=float(np.nanmin(table.loc[[i for i in table.index if i.startswith("f")], "ess_bulk"])),
+        ess_per_s=ess / wall,
+        cpu_s=cpu,
+        ess_per_cpu_s=ess / cpu,
+        rhat_max=float(np.nanmax(table["r_hat"].values)),
+        divergences=int(stats["diverging"].values.sum()) if "diverging" in stats else 0,
+        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        **evals,
+    )
     if "acceptance_rate" in stats:
         out["acceptance_mean"] = float(stats["acceptance_rate"].values.mean())
     if "step_size" in stats:
@@ -89,8 +101,7 @@ def main(argv=None) -> int:
     p.add_argument("--cell", nargs=2, metavar=("SAMPLER", "WIDTH"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.cell:
-        print("RESULT " + json.dumps(run_cell(args.cell[0], int(args.cell[1]), args.chains, args.n_test,
-                                               args.seed)))
+        print("RESULT " + json.dumps(run_cell(args.cell[0], int(args.cell[1]), args.chains, args.n_test, args.seed)))
         return 0
     if args.table:
         print(table(json.loads(Path(args.out).read_text())["cells"]))
@@ -105,8 +116,19 @@ def main(argv=None) -> int:
         for name in args.samplers:
             if (name, width) in done:
                 continue
-            cmd = [sys.executable, __file__, "--cell", name, str(width), "--chains", str(args.chains),
-                   "--n-test", str(args.n_test), "--seed", str(args.seed)]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--cell",
+                name,
+                str(width),
+                "--chains",
+                str(args.chains),
+                "--n-test",
+                str(args.n_test),
+                "--seed",
+                str(args.seed),
+            ]
             load = os.getloadavg()[0]
             t0 = time.perf_counter()
             try:
@@ -119,14 +141,35 @@ def main(argv=None) -> int:
             except subprocess.TimeoutExpired as exc:
                 err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
                 done_it = re.findall(r"(\d+)/(\d+) \[", err)
-                res = dict(sampler=name, width=width, status="timeout", wall_s=time.perf_counter() - t0,
-                           note=f"did not finish within the {args.budget:.0f} s budget",
-                           progress=f"{done_it[-1][0]}/{done_it[-1][1]} iterations" if done_it else "n/a")
+                res = dict(
+                    sampler=name,
+                    width=width,
+                    status="timeout",
+                    wall_s=time.perf_counter() - t0,
+                    note=f"did not finish within the {args.budget:.0f} s budget",
+                    progress=f"{done_it[-1][0]}/{done_it[-1][1]} iterations" if done_it else "n/a",
+                )
             res["load_avg_before"] = load
             res["budget_s"] = args.budget
             results.append(res)
-            print(json.dumps({k: res.get(k) for k in ("sampler", "width", "status", "wall_s", "ess_bulk_min",
-                                                      "ess_per_s", "rhat_max", "peak_rss_mb")}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        k: res.get(k)
+                        for k in (
+                            "sampler",
+                            "width",
+                            "status",
+                            "wall_s",
+                            "ess_bulk_min",
+                            "ess_per_s",
+                            "rhat_max",
+                            "peak_rss_mb",
+                        )
+                    }
+                ),
+                flush=True,
+            )
             _write(out, results, args)
     _write(out, results, args)
     return 0
@@ -134,21 +177,25 @@ def main(argv=None) -> int:
 
 def table(cells: list) -> str:
     """Markdown table of the benchmark cells (one row per sampler and width)."""
-    head = ("| width | sampler | status | wall s | CPU s | post-warm-up evals | min ESS bulk (f, U) | ESS/s | "
-            "max R-hat | peak RSS MB | ESS/s ÷ NUTS full | ESS/CPU-s ÷ NUTS full |")
+    head = (
+        "| width | sampler | status | wall s | CPU s | post-warm-up evals | min ESS bulk (f, U) | ESS/s | "
+        "max R-hat | peak RSS MB | ESS/s ÷ NUTS full | ESS/CPU-s ÷ NUTS full |"
+    )
     rows = [head, "|" + "---|" * (head.count("|") - 1)]
     fmt = lambda v, f="{:.3g}": "–" if v is None else f.format(v)  # noqa: E731
     for c in sorted(cells, key=lambda c: (c["width"], list(SAMPLERS).index(c["sampler"]))):
         evals = c.get("n_grad_evals", c.get("n_gram_evals"))
         kind = "grad" if "n_grad_evals" in c else ("Gram" if "n_gram_evals" in c else "")
         status = c["status"] if c["status"] != "timeout" else f"timeout ({c.get('progress', 'n/a')})"
-        rows.append(f"| {c['width']} | {c['sampler']} | {status} | {fmt(c.get('wall_s'), '{:.0f}')} | "
-                    f"{fmt(c.get('cpu_s'), '{:.0f}')} | {fmt(evals, '{:d}')} {kind} | {fmt(c.get('ess_bulk_min'))} | "
-                    f"{fmt(c.get('ess_per_s')) if 'ess_per_s_upper_bound' not in c else '≤ ' + fmt(c['ess_per_s_upper_bound'])} | "
-                    f"{fmt(c.get('rhat_max'), '{:.3f}')} | "
-                    f"{fmt(c.get('peak_rss_mb'), '{:.0f}')} | "
-                    f"{fmt(c.get('ratio_to_nuts_full')) if 'ratio_to_nuts_full_lower_bound' not in c else '≥ ' + fmt(c['ratio_to_nuts_full_lower_bound'])} | "
-                    f"{fmt(c.get('cpu_ratio_to_nuts_full'))} |")
+        rows.append(
+            f"| {c['width']} | {c['sampler']} | {status} | {fmt(c.get('wall_s'), '{:.0f}')} | "
+            f"{fmt(c.get('cpu_s'), '{:.0f}')} | {fmt(evals, '{:d}')} {kind} | {fmt(c.get('ess_bulk_min'))} | "
+            f"{fmt(c.get('ess_per_s')) if 'ess_per_s_upper_bound' not in c else '≤ ' + fmt(c['ess_per_s_upper_bound'])} | "
+            f"{fmt(c.get('rhat_max'), '{:.3f}')} | "
+            f"{fmt(c.get('peak_rss_mb'), '{:.0f}')} | "
+            f"{fmt(c.get('ratio_to_nuts_full')) if 'ratio_to_nuts_full_lower_bound' not in c else '≥ ' + fmt(c['ratio_to_nuts_full_lower_bound'])} | "
+            f"{fmt(c.get('cpu_ratio_to_nuts_full'))} |"
+        )
     return "\n".join(rows)
 
 
@@ -177,12 +224,16 @@ def _write(out: Path, results: list, args) -> None:
             if ub is not None:
                 ref["ess_per_s_upper_bound"] = ub
                 r["ratio_to_nuts_full_lower_bound"] = r["ess_per_s"] / ub
-    meta = dict(task="markov 4-path, P=100, n_test=%d, T=0.01" % args.n_test, chains=args.chains,
-                cpu_count=os.cpu_count(), platform=platform.platform(),
-                date=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-                note="wall times include JIT compilation; each cell's load_avg_before and budget_s are recorded "
-                     "(cells may be run in several invocations with different budgets); cpu_s is the process's "
-                     "user+sys time")
+    meta = dict(
+        task="markov 4-path, P=100, n_test=%d, T=0.01" % args.n_test,
+        chains=args.chains,
+        cpu_count=os.cpu_count(),
+        platform=platform.platform(),
+        date=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        note="wall times include JIT compilation; each cell's load_avg_before and budget_s are recorded "
+        "(cells may be run in several invocations with different budgets); cpu_s is the process's "
+        "user+sys time",
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "cells": results}, indent=1))
 

@@ -30,8 +30,19 @@ CELL = HERE / "cell.toml"
 def launch(cpus: str, out: Path, cache: Path) -> subprocess.Popen:
     env = {**os.environ, "BAYES_ATTN_CACHE_DIR": str(cache)}
     env.pop("BAYES_ATTN_CPUS", None)
-    cmd = [sys.executable, "-m", "bayes_attn.cli", "sample", str(CELL), "--out", str(out), "--quiet",
-           "--no-progress", "--cpus", cpus]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bayes_attn.cli",
+        "sample",
+        str(CELL),
+        "--out",
+        str(out),
+        "--quiet",
+        "--no-progress",
+        "--cpus",
+        cpus,
+    ]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
@@ -56,8 +67,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--placements", nargs="+", default=["1", "all"])
-    ap.add_argument("--unpinned-pairs", type=int, default=1,
-                    help="repeats of the two unpinned runs at once (each takes many times a lone run)")
+    ap.add_argument(
+        "--unpinned-pairs",
+        type=int,
+        default=1,
+        help="repeats of the two unpinned runs at once (each takes many times a lone run)",
+    )
     ap.add_argument("--out", default=str(HERE / "results.json"))
     a = ap.parse_args()
     rows = []
@@ -77,18 +92,25 @@ def main() -> None:
     for cpus in a.placements:
         lone = statistics.median(r["seconds"][0] for r in rows if r["cpus"] == cpus and r["processes"] == 1)
         both = [max(r["seconds"]) for r in rows if r["cpus"] == cpus and r["processes"] == 2]
-        summary[cpus] = {"lone_median_s": lone, "concurrent_slowest_median_s": statistics.median(both),
-                         "concurrent_over_lone": statistics.median(both) / lone}
+        summary[cpus] = {
+            "lone_median_s": lone,
+            "concurrent_slowest_median_s": statistics.median(both),
+            "concurrent_over_lone": statistics.median(both) / lone,
+        }
     base = summary.get("all", {}).get("lone_median_s")
     for cpus, s in summary.items():
         s["lone_over_unpinned_lone"] = s["lone_median_s"] / base if base else None
-        print(f"--cpus {cpus}: lone {s['lone_median_s']:.1f} s, two at once (slower of the two) "
-              f"{s['concurrent_slowest_median_s']:.1f} s = {s['concurrent_over_lone']:.2f}x lone")
-    machine = {"cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-               "platform": platform.platform(), "python": platform.python_version()}
+        print(
+            f"--cpus {cpus}: lone {s['lone_median_s']:.1f} s, two at once (slower of the two) "
+            f"{s['concurrent_slowest_median_s']:.1f} s = {s['concurrent_over_lone']:.2f}x lone"
+        )
+    machine = {
+        "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
     tmp_out = Path(a.out).with_suffix(".json.tmp")
-    tmp_out.write_text(json.dumps({"cell": CELL.name, "machine": machine, "rows": rows, "summary": summary},
-                                  indent=1))
+    tmp_out.write_text(json.dumps({"cell": CELL.name, "machine": machine, "rows": rows, "summary": summary}, indent=1))
     os.replace(tmp_out, a.out)
     print(f"wrote {a.out}")
 

@@ -57,28 +57,45 @@ def main(argv=None) -> int:
     ap.add_argument("--smoke", action="store_true", help="n = 50 sequences, one repeat")
     args = ap.parse_args(argv)
     n, repeats = (50, 1) if args.smoke else (1000, args.repeats)
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                                           "MKL_NUM_THREADS")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    }
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     rows = []
     for mode in MODES:
         runs = []
         for _ in range(repeats):  # interleaving is not needed: one probe process at a time
-            out = subprocess.run([sys.executable, "-c", PROBE, mode, str(n)], env=env, capture_output=True,
-                                 text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, "-c", PROBE, mode, str(n)], env=env, capture_output=True, text=True, check=True
+            )
             runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        rows.append({"mode": mode, "runs": runs, "blas_threads": runs[0]["blas_threads"],
-                     "matmul_s_median": statistics.median(r["matmul_s"] for r in runs),
-                     "cholesky_s_median": statistics.median(r["cholesky_s"] for r in runs)})
+        rows.append(
+            {
+                "mode": mode,
+                "runs": runs,
+                "blas_threads": runs[0]["blas_threads"],
+                "matmul_s_median": statistics.median(r["matmul_s"] for r in runs),
+                "cholesky_s_median": statistics.median(r["cholesky_s"] for r in runs),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     base = rows[0]
     for r in rows:
         r["matmul_vs_unpinned"] = r["matmul_s_median"] / base["matmul_s_median"]
         r["cholesky_vs_unpinned"] = r["cholesky_s_median"] / base["cholesky_s_median"]
     cores = usable_cores()
-    res = {"meta": {"sequences": n, "repeats": repeats, "cores": cores, "smoke": args.smoke,
-                    "platform": platform.platform(), "load_avg_start": os.getloadavg()[0],
-                    "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}, "rows": rows}
+    res = {
+        "meta": {
+            "sequences": n,
+            "repeats": repeats,
+            "cores": cores,
+            "smoke": args.smoke,
+            "platform": platform.platform(),
+            "load_avg_start": os.getloadavg()[0],
+            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        },
+        "rows": rows,
+    }
 
     print(f"wrote {atomic_write_json(args.out, res, field='--out')}")
     return 0

@@ -48,17 +48,27 @@ for i in range(calls):
 print(time.perf_counter() - t)
 """
 
-FLAGS = {"none": "", "eigen_off": "--xla_cpu_multi_thread_eigen=false",
-         "eigen_off_intra_op_token": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+FLAGS = {
+    "none": "",
+    "eigen_off": "--xla_cpu_multi_thread_eigen=false",
+    "eigen_off_intra_op_token": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+}
 
 
 def one(flags: str, n: int, pinned: bool, calls: int) -> list[float]:
     """Seconds of the timed loop of each of ``n`` processes started together."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    procs = [subprocess.Popen([sys.executable, "-c", PROBE, flags, str(i if pinned else -1), str(calls)],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-             for i in range(n)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", PROBE, flags, str(i if pinned else -1), str(calls)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        for i in range(n)
+    ]
     return [float(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
 
 
@@ -75,16 +85,33 @@ def main(argv=None) -> int:
         for pinned in (False, True):
             for n in sorted({1, ncores}):
                 runs = [one(flags, n, pinned, calls) for _ in range(repeats)]
-                per = [statistics.median(r) for r in runs]          # median over the processes of a run
-                rows.append({"flags": name, "xla_flags": flags, "pinned": pinned, "processes": n,
-                             "loop_s_runs": per, "loop_s_median": statistics.median(per)})
+                per = [statistics.median(r) for r in runs]  # median over the processes of a run
+                rows.append(
+                    {
+                        "flags": name,
+                        "xla_flags": flags,
+                        "pinned": pinned,
+                        "processes": n,
+                        "loop_s_runs": per,
+                        "loop_s_median": statistics.median(per),
+                    }
+                )
                 print(json.dumps(rows[-1]), flush=True)
     alone = {(r["flags"], r["pinned"]): r["loop_s_median"] for r in rows if r["processes"] == 1}
     for r in rows:
         r["slowdown_vs_one_alone_unpinned"] = r["loop_s_median"] / alone[(r["flags"], False)]
-    res = {"meta": {"calls": calls, "repeats": repeats, "cores": ncores, "smoke": args.smoke,
-                    "platform": platform.platform(), "load_avg_start": os.getloadavg()[0],
-                    "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}, "rows": rows}
+    res = {
+        "meta": {
+            "calls": calls,
+            "repeats": repeats,
+            "cores": ncores,
+            "smoke": args.smoke,
+            "platform": platform.platform(),
+            "load_avg_start": os.getloadavg()[0],
+            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        },
+        "rows": rows,
+    }
 
     out = atomic_write_json(args.out, res, field="--out")
     print(f"wrote {out}")

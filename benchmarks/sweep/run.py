@@ -66,16 +66,49 @@ def processes(grid: Path, work: Path, env) -> float:
     cells = _cell_configs(grid, work)
     t0 = time.perf_counter()
     for cfg in cells:
-        _run([str(BIN / "bayes-attn"), "sample", str(cfg), "--out", str(work / (cfg.stem + ".nc")), "--quiet",
-              "--no-progress"], env, work)
-        _run([str(BIN / "bayes-attn"), "theory", str(cfg), "--out", str(work / (cfg.stem + ".theory.nc")),
-              "--no-progress"], env, work)
+        _run(
+            [
+                str(BIN / "bayes-attn"),
+                "sample",
+                str(cfg),
+                "--out",
+                str(work / (cfg.stem + ".nc")),
+                "--quiet",
+                "--no-progress",
+            ],
+            env,
+            work,
+        )
+        _run(
+            [
+                str(BIN / "bayes-attn"),
+                "theory",
+                str(cfg),
+                "--out",
+                str(work / (cfg.stem + ".theory.nc")),
+                "--no-progress",
+            ],
+            env,
+            work,
+        )
     return time.perf_counter() - t0
 
 
 def sweep(grid: Path, work: Path, env, workers: int) -> float:
-    return _run([str(BIN / "bayes-attn"), "sweep", str(grid), "--out", str(work / "out"), "--workers", str(workers),
-                 "--no-progress"], env, work)
+    return _run(
+        [
+            str(BIN / "bayes-attn"),
+            "sweep",
+            str(grid),
+            "--out",
+            str(work / "out"),
+            "--workers",
+            str(workers),
+            "--no-progress",
+        ],
+        env,
+        work,
+    )
 
 
 THEORY_PROBE = r"""
@@ -106,13 +139,20 @@ def theory_cold_warm(cfg: Path, work: Path, base_env) -> dict:
     for label in ("cold", "warm"):
         if label == "cold":
             shutil.rmtree(cache, ignore_errors=True)
-        out[f"theory_{label}_s"] = _run([str(BIN / "bayes-attn"), "theory", str(cfg), "--out",
-                                         str(work / "t.nc"), "--no-progress"], env, work)
+        out[f"theory_{label}_s"] = _run(
+            [str(BIN / "bayes-attn"), "theory", str(cfg), "--out", str(work / "t.nc"), "--no-progress"], env, work
+        )
     for label in ("cold", "warm"):
         if label == "cold":
             shutil.rmtree(cache, ignore_errors=True)
-        res = subprocess.run([sys.executable, "-c", THEORY_PROBE, str(cfg)], env=env, cwd=work, check=True,
-                             capture_output=True, text=True)
+        res = subprocess.run(
+            [sys.executable, "-c", THEORY_PROBE, str(cfg)],
+            env=env,
+            cwd=work,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         out[f"split_{label}"] = json.loads(res.stdout.strip().splitlines()[-1])
     return out
 
@@ -126,25 +166,38 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--smoke", action="store_true", help="a 2-cell grid with 2 x (10 + 10) iterations")
     ap.add_argument("--grid", default=str(HERE / "grid.toml"), help="the sweep config (default grid.toml)")
-    ap.add_argument("--process-repeats", type=int, default=None,
-                    help="run the processes ways in the first K repeats only (default: every repeat)")
-    ap.add_argument("--ways", nargs="+", choices=WAYS, default=list(WAYS),
-                    help="run only these ways (and skip the theory probe unless all run)")
+    ap.add_argument(
+        "--process-repeats",
+        type=int,
+        default=None,
+        help="run the processes ways in the first K repeats only (default: every repeat)",
+    )
+    ap.add_argument(
+        "--ways",
+        nargs="+",
+        choices=WAYS,
+        default=list(WAYS),
+        help="run only these ways (and skip the theory probe unless all run)",
+    )
     args = ap.parse_args(argv)
     if set(args.ways) != set(WAYS) and Path(args.out).resolve() == (HERE / "results.json").resolve():
         ap.error("a run of some --ways only must not overwrite results.json: give --out (e.g. results_workers.json)")
     grid_text = Path(args.grid).read_text()
     if args.smoke:
         grid_text = re.sub(r"(?m)^draws = \d+", "draws = 10", re.sub(r"(?m)^warmup = \d+", "warmup = 10", grid_text))
-        grid_text = (grid_text.replace("chains = 4", "chains = 2").replace("n_test = 1000", "n_test = 20")
-                     .replace("P = 100", "P = 10").replace('"network.width" = [10, 30, 100, 1000]',
-                                                           '"network.width" = [10, 30]')
-                     .replace('"network.temperature" = [0.01, 0.1]', '"network.temperature" = [0.1]'))
+        grid_text = (
+            grid_text.replace("chains = 4", "chains = 2")
+            .replace("n_test = 1000", "n_test = 20")
+            .replace("P = 100", "P = 10")
+            .replace('"network.width" = [10, 30, 100, 1000]', '"network.width" = [10, 30]')
+            .replace('"network.temperature" = [0.01, 0.1]', '"network.temperature" = [0.1]')
+        )
         args.repeats = 1
     base_env = {**os.environ, "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"}
     cold_env = {**base_env, "BAYES_ATTN_CACHE_DIR": "off"}
     n_cells = len(tomllib.loads(grid_text)["sweep"]["network.width"]) * len(
-        tomllib.loads(grid_text)["sweep"]["network.temperature"])
+        tomllib.loads(grid_text)["sweep"]["network.temperature"]
+    )
     times = {k: [] for k in args.ways}
     everything = set(args.ways) == set(WAYS)
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,11 +207,14 @@ def main(argv=None) -> int:
         warm = {**base_env, "BAYES_ATTN_CACHE_DIR": str(tmp / "warm-cache")}
         if "processes_warm_cache" in times:
             processes(grid, _fresh(tmp / "prime"), warm)  # fills the warm cache once (not timed)
-        run = {"processes": lambda w: processes(grid, w, cold_env),
-               "processes_warm_cache": lambda w: processes(grid, w, warm),
-               "sweep_1": lambda w: sweep(grid, w, cold_env, 1), "sweep_2": lambda w: sweep(grid, w, cold_env, 2)}
+        run = {
+            "processes": lambda w: processes(grid, w, cold_env),
+            "processes_warm_cache": lambda w: processes(grid, w, warm),
+            "sweep_1": lambda w: sweep(grid, w, cold_env, 1),
+            "sweep_2": lambda w: sweep(grid, w, cold_env, 2),
+        }
         for r in range(args.repeats):
-            for k in times:                               # interleaved: every way once per repeat
+            for k in times:  # interleaved: every way once per repeat
                 if k.startswith("processes") and args.process_repeats is not None and r >= args.process_repeats:
                     continue
                 times[k].append(run[k](_fresh(tmp / f"{k}{r}")))
@@ -174,15 +230,28 @@ def main(argv=None) -> int:
             theory_cfg.write_text(to_toml(raw))
             theory = theory_cold_warm(theory_cfg, _fresh(tmp / "theory"), base_env)
     med = {k: statistics.median(v) for k, v in times.items()}
-    res = {"meta": {"grid": grid_text, "grid_file": Path(args.grid).name, "cells": n_cells, "repeats": args.repeats,
-                    "runs_per_way": {k: len(v) for k, v in times.items()}, "smoke": args.smoke,
-                    "ways": list(times), "cpu_count": os.cpu_count(), "platform": platform.platform(),
-                    "load_avg_start": os.getloadavg()[0],
-                    "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())},
-           "wall_s": times, "median_wall_s": med}
-    for name, (a, b) in {"ratio_processes_over_sweep_1": ("processes", "sweep_1"),
-                         "ratio_sweep_1_over_sweep_2": ("sweep_1", "sweep_2"),
-                         "ratio_processes_warm_over_sweep_1": ("processes_warm_cache", "sweep_1")}.items():
+    res = {
+        "meta": {
+            "grid": grid_text,
+            "grid_file": Path(args.grid).name,
+            "cells": n_cells,
+            "repeats": args.repeats,
+            "runs_per_way": {k: len(v) for k, v in times.items()},
+            "smoke": args.smoke,
+            "ways": list(times),
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_avg_start": os.getloadavg()[0],
+            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        },
+        "wall_s": times,
+        "median_wall_s": med,
+    }
+    for name, (a, b) in {
+        "ratio_processes_over_sweep_1": ("processes", "sweep_1"),
+        "ratio_sweep_1_over_sweep_2": ("sweep_1", "sweep_2"),
+        "ratio_processes_warm_over_sweep_1": ("processes_warm_cache", "sweep_1"),
+    }.items():
         if a in med and b in med:
             res[name] = med[a] / med[b]
     if theory is not None:

@@ -30,8 +30,10 @@ from bayes_attn.theory import reference_solve, solve
 
 def sixteen_path_task(P=600, S=48, n0=192, H=4, d_qk=16, seed=0) -> Task:
     rng = np.random.default_rng(seed)
-    layers = tuple(HeadLayer.qk(rng.standard_normal((H, d_qk, n0)) / np.sqrt(n0),
-                                rng.standard_normal((H, d_qk, n0)) / np.sqrt(n0)) for _ in range(2))
+    layers = tuple(
+        HeadLayer.qk(rng.standard_normal((H, d_qk, n0)) / np.sqrt(n0), rng.standard_normal((H, d_qk, n0)) / np.sqrt(n0))
+        for _ in range(2)
+    )
     x = rng.standard_normal((P, S, n0))
     y = np.sign(x[:, :, 0].mean(axis=1) + 0.1 * rng.standard_normal(P))
     xt = rng.standard_normal((10, S, n0))
@@ -51,10 +53,17 @@ def bench(task, spec, repeats=5):
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     st = sol.status
-    return sol, {"first_call_s": first, "median_s": statistics.median(times), "times_s": times,
-                 "median_cpu_s": statistics.median(cpu),
-                 "iterations": st.iterations, "grad_norm": st.grad_norm, "converged": st.converged,
-                 "hessian_pd": st.hessian_pd, "hessian_min_eig": st.hessian_min_eig}
+    return sol, {
+        "first_call_s": first,
+        "median_s": statistics.median(times),
+        "times_s": times,
+        "median_cpu_s": statistics.median(cpu),
+        "iterations": st.iterations,
+        "grad_norm": st.grad_norm,
+        "converged": st.converged,
+        "hessian_pd": st.hessian_pd,
+        "hessian_min_eig": st.hessian_min_eig,
+    }
 
 
 def main() -> None:
@@ -76,8 +85,9 @@ def main() -> None:
             ref = reference_solve(spec, markov.phi("train", spec), markov.y_train)
             row["reference_s"] = time.perf_counter() - t0
             row["reference_iterations"] = ref.iterations
-            row["reference_rel_diff"] = max(float(np.linalg.norm(a - b) / np.linalg.norm(b))
-                                            for a, b in zip(sol.Us, ref.Us))
+            row["reference_rel_diff"] = max(
+                float(np.linalg.norm(a - b) / np.linalg.norm(b)) for a, b in zip(sol.Us, ref.Us)
+            )
         rows.append(row)
         print(row, flush=True)
     if not args.skip_16:
@@ -87,16 +97,22 @@ def main() -> None:
         row.update(problem="random qk, L=2, H=4, P=600, N0=192, S=48, T=0.1", width=100, n_paths=16)
         rows.append(row)
         print(row, flush=True)
-    meta = {"cpu_count": os.cpu_count(), "load_average": os.getloadavg(), "machine": platform.machine(),
-            "note": f"medians of {args.repeats} solves after compilation (wall clock and process CPU time "
-                    "over all threads); CPU shared with other jobs"}
+    meta = {
+        "cpu_count": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "machine": platform.machine(),
+        "note": f"medians of {args.repeats} solves after compilation (wall clock and process CPU time "
+        "over all threads); CPU shared with other jobs",
+    }
     with open(args.out, "w") as fh:
         json.dump({"meta": meta, "rows": rows}, fh, indent=2)
     print(f"\n{'problem':52s} {'N':>5s} {'median s':>9s} {'cpu s':>7s} {'iters':>5s} {'rel grad':>9s} {'ref diff':>9s}")
     for r in rows:
         ref = f"{r['reference_rel_diff']:.1e}" if "reference_rel_diff" in r else "-"
-        print(f"{r['problem']:52s} {r['width']:5d} {r['median_s']:9.3f} {r['median_cpu_s']:7.2f} {r['iterations']:5d} "
-              f"{r['grad_norm']:9.1e} {ref:>9s}")
+        print(
+            f"{r['problem']:52s} {r['width']:5d} {r['median_s']:9.3f} {r['median_cpu_s']:7.2f} {r['iterations']:5d} "
+            f"{r['grad_norm']:9.1e} {ref:>9s}"
+        )
     print(f"load average {meta['load_average']}; wrote {args.out}")
 
 

@@ -58,9 +58,11 @@ def run_case(sites: str, width: int, temperature: float, data: bool, warmup: int
     from bayes_attn.inference.models._order_parameters import _flat_site
     from bayes_attn.theory import energy, prior_log_density
 
-    raw = {"data": {"task": "markov", "P": 100, "n_test": 200, "paths": 4},
-           "network": {"width": width, "readout": "last", "temperature": temperature},
-           "model": {"kind": "order_parameters"}}
+    raw = {
+        "data": {"task": "markov", "P": 100, "n_test": 200, "paths": 4},
+        "network": {"width": width, "readout": "last", "temperature": temperature},
+        "model": {"kind": "order_parameters"},
+    }
     cfg = parse_config(raw, ROOT)
     task = cfg.task()
     spec = cfg.spec(task)
@@ -76,8 +78,14 @@ def run_case(sites: str, width: int, temperature: float, data: bool, warmup: int
             lp = lp - 0.5 * energy(Us[0], a.kernels.train, a.y, a.hyper.temperature)
         numpyro.factor("log_density", lp)
 
-    mcmc = MCMC(NUTS(numpyro_model, dense_mass=True), num_warmup=warmup, num_samples=draws, num_chains=4,
-                chain_method="vectorized", progress_bar=False)
+    mcmc = MCMC(
+        NUTS(numpyro_model, dense_mass=True),
+        num_warmup=warmup,
+        num_samples=draws,
+        num_chains=4,
+        chain_method="vectorized",
+        progress_bar=False,
+    )
     t0 = time.perf_counter()
     mcmc.run(jax.random.PRNGKey(seed), args, extra_fields=("diverging", "num_steps", "adapt_state.step_size"))
     wall = time.perf_counter() - t0
@@ -85,11 +93,21 @@ def run_case(sites: str, width: int, temperature: float, data: bool, warmup: int
     div = np.asarray(ex["diverging"])
     post = mcmc.get_samples(group_by_chain=True)
     where = {k: float(np.min(np.asarray(post[k])[div])) for k in ("xi_2", "xi_a")} if div.any() else {}
-    return {"sites": sites, "width": width, "temperature": temperature, "data": data, "chains": 4,
-            "warmup": warmup, "draws": draws, "seed": seed, "divergences": int(div.sum()),
-            "median_steps": float(np.median(np.asarray(ex["num_steps"]))),
-            "step_size": [float(x) for x in np.asarray(ex["adapt_state.step_size"])[:, -1]],
-            "min_site_at_divergence": where, "wall_s": wall}
+    return {
+        "sites": sites,
+        "width": width,
+        "temperature": temperature,
+        "data": data,
+        "chains": 4,
+        "warmup": warmup,
+        "draws": draws,
+        "seed": seed,
+        "divergences": int(div.sum()),
+        "median_steps": float(np.median(np.asarray(ex["num_steps"]))),
+        "step_size": [float(x) for x in np.asarray(ex["adapt_state.step_size"])[:, -1]],
+        "min_site_at_divergence": where,
+        "wall_s": wall,
+    }
 
 
 def main(argv=None) -> int:
@@ -110,8 +128,13 @@ def main(argv=None) -> int:
             r = run_case(sites, args.width, 0.1, data, args.warmup, draws, seed=0)
             print(json.dumps(r))
             rows.append(r)
-    out = {"writer": "benchmarks/wishart_sites/run.py", "task": "markov 4-path, P = 100", "dense_mass": True,
-           "host": os.uname().nodename, "cases": rows}
+    out = {
+        "writer": "benchmarks/wishart_sites/run.py",
+        "task": "markov 4-path, P = 100",
+        "dense_mass": True,
+        "host": os.uname().nodename,
+        "cases": rows,
+    }
     tmp = Path(args.out).with_suffix(".json.tmp")
     tmp.write_text(json.dumps(out, indent=1) + "\n")
     os.replace(tmp, args.out)

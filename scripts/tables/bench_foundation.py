@@ -23,9 +23,16 @@ def render() -> str:
     d = load("benchmarks/foundation/results.json", "benchmarks/foundation/run.py")
     rows = []
     for m, runs in d["runs"].items():
-        rows.append([MODELS.get(m, m), f"{d['median_wall_s'][m]:.0f} s",
-                     ", ".join(f"{r['wall_s']:.0f}" for r in runs) + " s",
-                     f"{max(r['max_rhat_f'] for r in runs):.4f}", f"{min(r['min_ess_bulk_f'] for r in runs):.0f}",
-                     _steps(runs)])
-    return table(["model", "median wall", "runs", "max R-hat (f)", "min bulk ESS (f)", "leapfrog steps / iteration"],
-                 rows)
+        rows.append(
+            [
+                MODELS.get(m, m),
+                f"{d['median_wall_s'][m]:.0f} s",
+                ", ".join(f"{r['wall_s']:.0f}" for r in runs) + " s",
+                f"{max(r['max_rhat_f'] for r in runs):.4f}",
+                f"{min(r['min_ess_bulk_f'] for r in runs):.0f}",
+                _steps(runs),
+            ]
+        )
+    return table(
+        ["model", "median wall", "runs", "max R-hat (f)", "min bulk ESS (f)", "leapfrog steps / iteration"], rows
+    )

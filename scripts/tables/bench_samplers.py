@@ -31,19 +31,51 @@ def _status(c: dict) -> str:
 
 def render() -> str:
     d = load("benchmarks/samplers/results.json", "benchmarks/samplers/run.py")
-    cells = sorted(d["cells"], key=lambda c: (c["width"], ORDER.index(c["sampler"]) if c["sampler"] in ORDER
-                                               else len(ORDER), c["sampler"]))
+    cells = sorted(
+        d["cells"],
+        key=lambda c: (c["width"], ORDER.index(c["sampler"]) if c["sampler"] in ORDER else len(ORDER), c["sampler"]),
+    )
     rows = []
     for c in cells:
-        ess_s = (f"≤ {c['ess_per_s_upper_bound']:.3g}" if "ess_per_s_upper_bound" in c
-                 else num(c.get("ess_per_s"), ".3g"))
-        ratio = (f"≥ {c['ratio_to_nuts_full_lower_bound']:.3g}" if "ratio_to_nuts_full_lower_bound" in c
-                 else num(c.get("ratio_to_nuts_full"), ".3g"))
-        rows.append([c["width"], c["sampler"], _status(c), num(c.get("wall_s"), ".0f"), num(c.get("cpu_s"), ".0f"),
-                     _evals(c), num(c.get("ess_bulk_min"), ".0f"), ess_s, num(c.get("rhat_max"), ".3f"),
-                     num(c.get("divergences"), "d"), num(c.get("peak_rss_mb"), ".0f"), ratio,
-                     num(c.get("cpu_ratio_to_nuts_full"), ".3g")])
-    head = ["width", "sampler", "status", "wall s", "CPU s", "post-warm-up evals", "min ESS bulk (f, U)", "ESS/s",
-            "max R-hat", "divergences", "peak RSS MB", "ESS/s ÷ NUTS full", "ESS/CPU-s ÷ NUTS full"]
+        ess_s = (
+            f"≤ {c['ess_per_s_upper_bound']:.3g}" if "ess_per_s_upper_bound" in c else num(c.get("ess_per_s"), ".3g")
+        )
+        ratio = (
+            f"≥ {c['ratio_to_nuts_full_lower_bound']:.3g}"
+            if "ratio_to_nuts_full_lower_bound" in c
+            else num(c.get("ratio_to_nuts_full"), ".3g")
+        )
+        rows.append(
+            [
+                c["width"],
+                c["sampler"],
+                _status(c),
+                num(c.get("wall_s"), ".0f"),
+                num(c.get("cpu_s"), ".0f"),
+                _evals(c),
+                num(c.get("ess_bulk_min"), ".0f"),
+                ess_s,
+                num(c.get("rhat_max"), ".3f"),
+                num(c.get("divergences"), "d"),
+                num(c.get("peak_rss_mb"), ".0f"),
+                ratio,
+                num(c.get("cpu_ratio_to_nuts_full"), ".3g"),
+            ]
+        )
+    head = [
+        "width",
+        "sampler",
+        "status",
+        "wall s",
+        "CPU s",
+        "post-warm-up evals",
+        "min ESS bulk (f, U)",
+        "ESS/s",
+        "max R-hat",
+        "divergences",
+        "peak RSS MB",
+        "ESS/s ÷ NUTS full",
+        "ESS/CPU-s ÷ NUTS full",
+    ]
     keep = [j for j in range(len(head)) if any(r[j] != "–" for r in rows)]  # no column that is empty everywhere
     return table([head[j] for j in keep], [[r[j] for j in keep] for r in rows])

@@ -23,11 +23,30 @@ def render() -> str:
     for cpus, s in d["summary"].items():
         lone = [r["seconds"][0] for r in d["rows"] if r["cpus"] == cpus and r["processes"] == 1]
         pair = [max(r["seconds"]) for r in d["rows"] if r["cpus"] == cpus and r["processes"] == 2]
-        rows.append([LABELS.get(cpus, cpus), f"{s['lone_median_s']:.1f} s", ", ".join(f"{t:.1f}" for t in lone),
-                     f"{statistics.median(pair):.1f} s", ", ".join(f"{t:.1f}" for t in pair),
-                     f"{s['concurrent_over_lone']:.2f}×",
-                     f"{s['lone_median_s'] / base:.2f}×" if base else "—"])
-    out = table(["placement", "one run alone (median)", "runs", "two at once, slower run (median)", "runs",
-                 "two at once / alone", "alone / unpinned alone"], rows)
-    return out + (f"\nThe N = 10 order-parameter cell (`benchmarks/sharing/cell.toml`: NUTS, 4 chains x (500 + 1000)), "
-                  f"warm compilation cache, {d['machine']['cores']} cores.\n")
+        rows.append(
+            [
+                LABELS.get(cpus, cpus),
+                f"{s['lone_median_s']:.1f} s",
+                ", ".join(f"{t:.1f}" for t in lone),
+                f"{statistics.median(pair):.1f} s",
+                ", ".join(f"{t:.1f}" for t in pair),
+                f"{s['concurrent_over_lone']:.2f}×",
+                f"{s['lone_median_s'] / base:.2f}×" if base else "—",
+            ]
+        )
+    out = table(
+        [
+            "placement",
+            "one run alone (median)",
+            "runs",
+            "two at once, slower run (median)",
+            "runs",
+            "two at once / alone",
+            "alone / unpinned alone",
+        ],
+        rows,
+    )
+    return out + (
+        f"\nThe N = 10 order-parameter cell (`benchmarks/sharing/cell.toml`: NUTS, 4 chains x (500 + 1000)), "
+        f"warm compilation cache, {d['machine']['cores']} cores.\n"
+    )

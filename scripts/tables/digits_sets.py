@@ -29,20 +29,60 @@ def render() -> str:
         g_rows = []
         for n, s in gated:
             g = s["gates"]
-            g_rows.append([n, s["T"], f"{s['chains']} x ({s['warmup']} + {s['draws']} x {s['thinning']})",
-                           f"{g['max_rhat']:.4f}",
-                           f"{g['min_ess_bulk']:.0f}", f"{g['min_ess_tail']:.0f}", g["divergences"],
-                           "**PASS**" if g["passed"] else "**FAIL**: " + "; ".join(g["failures"]),
-                           f"{s['seconds']:.0f}"])
+            g_rows.append(
+                [
+                    n,
+                    s["T"],
+                    f"{s['chains']} x ({s['warmup']} + {s['draws']} x {s['thinning']})",
+                    f"{g['max_rhat']:.4f}",
+                    f"{g['min_ess_bulk']:.0f}",
+                    f"{g['min_ess_tail']:.0f}",
+                    g["divergences"],
+                    "**PASS**" if g["passed"] else "**FAIL**: " + "; ".join(g["failures"]),
+                    f"{s['seconds']:.0f}",
+                ]
+            )
         t = gated[0][1]["gates"]["thresholds"]
-        rule = (f"R-hat < {t['rhat_max']}, bulk and tail ESS > {t['ess_bulk_min']:.0f} / {t['ess_tail_min']:.0f}, "
-                f"divergences <= {t['max_divergences']}, E-BFMI >= {t['bfmi_min']}")
-        out += "\n" + table(["N", "T", "chains x (warm-up + stored draws x thinning)", "max R-hat (f, U, U_a)",
-                              "min bulk ESS", "min tail ESS", "divergences", f"gates ({rule})", "s"], g_rows)
+        rule = (
+            f"R-hat < {t['rhat_max']}, bulk and tail ESS > {t['ess_bulk_min']:.0f} / {t['ess_tail_min']:.0f}, "
+            f"divergences <= {t['max_divergences']}, E-BFMI >= {t['bfmi_min']}"
+        )
+        out += "\n" + table(
+            [
+                "N",
+                "T",
+                "chains x (warm-up + stored draws x thinning)",
+                "max R-hat (f, U, U_a)",
+                "min bulk ESS",
+                "min tail ESS",
+                "divergences",
+                f"gates ({rule})",
+                "s",
+            ],
+            g_rows,
+        )
     with_u = [(n, s) for n, s in sampled if "U" in s]
     if with_u:  # sampled E[U_1] against the theory's U* (raw units) and the GD network's U (each / its max |entry|)
-        u_rows = [[n, f"{u['corr_theory']:.6f}", f"{u['rel_frobenius_theory']:.4f}", f"{u['max_abs_z_theory']:.1f}",
-                   f"{u['corr_gd']:.3f}", f"{u['corr_theory_gd']:.3f}"] for n, u in ((n, s["U"]) for n, s in with_u)]
-        out += "\n" + table(["N", "corr(E[U], U*)", "‖E[U] − U*‖ / ‖U*‖", "largest abs(E[U] − U*) / MCSE over the upper triangle",
-                              "corr(E[U], U_GD)", "corr(U*, U_GD)"], u_rows)
+        u_rows = [
+            [
+                n,
+                f"{u['corr_theory']:.6f}",
+                f"{u['rel_frobenius_theory']:.4f}",
+                f"{u['max_abs_z_theory']:.1f}",
+                f"{u['corr_gd']:.3f}",
+                f"{u['corr_theory_gd']:.3f}",
+            ]
+            for n, u in ((n, s["U"]) for n, s in with_u)
+        ]
+        out += "\n" + table(
+            [
+                "N",
+                "corr(E[U], U*)",
+                "‖E[U] − U*‖ / ‖U*‖",
+                "largest abs(E[U] − U*) / MCSE over the upper triangle",
+                "corr(E[U], U_GD)",
+                "corr(U*, U_GD)",
+            ],
+            u_rows,
+        )
     return out

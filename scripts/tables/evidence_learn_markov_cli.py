@@ -20,10 +20,25 @@ def render() -> str:
     hand = ref["hand"]["log_evidence"][ref["widths"].index(N)]
     ev, val = d["log_evidence"], [v for v in d["val_accuracy"] if v is not None]
     best = d["best_step"]
-    rows = [[f"qk rank {s['rank'][0]}, basis {s['basis_shape'][0]} x {s['basis_shape'][1]}, N = {N}, "
-             f"T = {s['temperature']}, {s['optimizer']} lr {s['lr']}",
-             f"{ev[0]:.1f} → {ev[best]:.1f} (step {best})", f"{hand:.1f}",
-             f"{pct(val[0])} → {pct(val[-1])}",
-             f"**{pct(d['test_accuracy_initial'])} → {pct(d['test_accuracy_final'])}**", d["message"]]]
-    return table(["fit-attention run", "ln Z (E1): start → best", "ln Z, hand-built heads",
-                  "validation acc. (%): start → last check", "theory test acc. (%): start → kept (best-step) bundle", "message"], rows)
+    rows = [
+        [
+            f"qk rank {s['rank'][0]}, basis {s['basis_shape'][0]} x {s['basis_shape'][1]}, N = {N}, "
+            f"T = {s['temperature']}, {s['optimizer']} lr {s['lr']}",
+            f"{ev[0]:.1f} → {ev[best]:.1f} (step {best})",
+            f"{hand:.1f}",
+            f"{pct(val[0])} → {pct(val[-1])}",
+            f"**{pct(d['test_accuracy_initial'])} → {pct(d['test_accuracy_final'])}**",
+            d["message"],
+        ]
+    ]
+    return table(
+        [
+            "fit-attention run",
+            "ln Z (E1): start → best",
+            "ln Z, hand-built heads",
+            "validation acc. (%): start → last check",
+            "theory test acc. (%): start → kept (best-step) bundle",
+            "message",
+        ],
+        rows,
+    )

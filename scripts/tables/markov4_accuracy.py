@@ -28,9 +28,13 @@ def render() -> str:
     widths = d["widths"]
     key = next(k for k in d if k.startswith(PAPER_T))  # e.g. theory_test_accuracy_T0.01
     head = ["N (α = P/N)"] + [f"{n} ({d['P'] / n:.2g})" for n in widths]
-    rows = [["T chosen on validation"] + _selected(d),
-            ["theory, T on validation"] + [pct(a) for a in d["theory_test_accuracy"]],
-            ["theory, T on test (original protocol)"] + [pct(a) for a in d["theory_test_selected_accuracy"]],
-            [f"theory, T = {key[len(PAPER_T):]} (paper's value)"] + [pct(a) for a in d[key]]]
-    gp = ", ".join(f"{GP_NAMES.get(k, k)} **{pct(v['test_accuracy'])} %** (T = {g(v['T'])})" for k, v in d["gp"].items())
+    rows = [
+        ["T chosen on validation"] + _selected(d),
+        ["theory, T on validation"] + [pct(a) for a in d["theory_test_accuracy"]],
+        ["theory, T on test (original protocol)"] + [pct(a) for a in d["theory_test_selected_accuracy"]],
+        [f"theory, T = {key[len(PAPER_T) :]} (paper's value)"] + [pct(a) for a in d[key]],
+    ]
+    gp = ", ".join(
+        f"{GP_NAMES.get(k, k)} **{pct(v['test_accuracy'])} %** (T = {g(v['T'])})" for k, v in d["gp"].items()
+    )
     return table(head, rows) + f"\nGP baselines (T on validation): {gp}.\n"

@@ -20,9 +20,28 @@ def render() -> str:
         s = acc["sampled"].get(str(r["width"]))
         if s is None:
             raise KeyError(f"markov4_accuracy_vs_width.json has no sampled run at N = {r['width']}")
-        out.append([r["width"], f"{pct(s['chain_acc_mean'], 2)} ± {pct(s['chain_acc_sd'], 2)} %",
-                    f"{pct(r['acc_theory'])} %", f"{sci(r['mean_rms_gap'])} ({sci(r['mean_rms_mcse'], 1)})",
-                    sig(r["mean_rel_err"]), sig(r["U_rel_err"]), f"{s['rhat_max']:.4f}",
-                    "yes" if r["converged"] else "**no**"])
-    return table(["N", "sampled acc. (mean ± sd over chains)", "theory acc.", "RMS gap of ⟨f⟩ (MCSE)",
-                  "rel. gap of ⟨f⟩", "rel. gap of U", "max R-hat (f, U)", "converged"], out)
+        out.append(
+            [
+                r["width"],
+                f"{pct(s['chain_acc_mean'], 2)} ± {pct(s['chain_acc_sd'], 2)} %",
+                f"{pct(r['acc_theory'])} %",
+                f"{sci(r['mean_rms_gap'])} ({sci(r['mean_rms_mcse'], 1)})",
+                sig(r["mean_rel_err"]),
+                sig(r["U_rel_err"]),
+                f"{s['rhat_max']:.4f}",
+                "yes" if r["converged"] else "**no**",
+            ]
+        )
+    return table(
+        [
+            "N",
+            "sampled acc. (mean ± sd over chains)",
+            "theory acc.",
+            "RMS gap of ⟨f⟩ (MCSE)",
+            "rel. gap of ⟨f⟩",
+            "rel. gap of U",
+            "max R-hat (f, U)",
+            "converged",
+        ],
+        out,
+    )

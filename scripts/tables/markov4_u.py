@@ -27,8 +27,12 @@ def render() -> str:
             s = minus(f"{U[idx[a], idx[b]]:.2f}")
             cells.append(f"**{s}**" if (a, b) == BOLD and n == min(d, key=int) else s)
         shown = {frozenset((idx[a], idx[b])) for a, b in SHOWN}
-        other = [(abs(U[i, j]), i, j) for i in range(len(lab)) for j in range(i + 1, len(lab))
-                 if frozenset((i, j)) not in shown]
+        other = [
+            (abs(U[i, j]), i, j)
+            for i in range(len(lab))
+            for j in range(i + 1, len(lab))
+            if frozenset((i, j)) not in shown
+        ]
         v, i, j = max(other)
         cells.append(f"{v:.2f} ({lab[i]},{lab[j]})")
         rows.append([n] + cells)

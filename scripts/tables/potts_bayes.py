@@ -28,16 +28,51 @@ def render() -> str:
             rule = RULES[w]
             if w == "magnitude":
                 rule += " (" + ", ".join(f"{x:.2f}" for x in s["omegas"]) + ")"
-            out.append([f"L = C = {s['L']}, fields, exact samples", s["M"], c["datasets"], rule, "couplings (i<j)",
-                        f"{c['covered']}/{c['n']}", _rate(c), c["n_dof"], f"{s['warmup']}/{s['draws']}"])
+            out.append(
+                [
+                    f"L = C = {s['L']}, fields, exact samples",
+                    s["M"],
+                    c["datasets"],
+                    rule,
+                    "couplings (i<j)",
+                    f"{c['covered']}/{c['n']}",
+                    _rate(c),
+                    c["n_dof"],
+                    f"{s['warmup']}/{s['draws']}",
+                ]
+            )
     if "large" in res:
         g = res["large"]
-        rows = [(RULES[w] + (f" ({g['omega']['omega']:.3f})" if w == "magnitude" else ""), "couplings (i<j)", c)
-                for w, c in g["coverage_K"].items()]
+        rows = [
+            (RULES[w] + (f" ({g['omega']['omega']:.3f})" if w == "magnitude" else ""), "couplings (i<j)", c)
+            for w, c in g["coverage_K"].items()
+        ]
         rows.append((RULES["curvature"], "fields", g["coverage_h"]))
         for rule, what, c in rows:
-            out.append([f"L = C = {g['L']}, G2+fields", g["M"], 1, rule, what,
-                        f"{c['covered']}/{c['n']}" if "covered" in c else f"-/{c['n']}", _rate(c), c["n_dof"],
-                        f"{g['warmup']}/{g['draws']}"])
-    return table(["problem", "M", "data sets", "rule", "quantity", "covered", "rate ± binomial s.e.",
-                  "n (dof) for the binomial s.e.", "NUTS warm-up/draws"], out)
+            out.append(
+                [
+                    f"L = C = {g['L']}, G2+fields",
+                    g["M"],
+                    1,
+                    rule,
+                    what,
+                    f"{c['covered']}/{c['n']}" if "covered" in c else f"-/{c['n']}",
+                    _rate(c),
+                    c["n_dof"],
+                    f"{g['warmup']}/{g['draws']}",
+                ]
+            )
+    return table(
+        [
+            "problem",
+            "M",
+            "data sets",
+            "rule",
+            "quantity",
+            "covered",
+            "rate ± binomial s.e.",
+            "n (dof) for the binomial s.e.",
+            "NUTS warm-up/draws",
+        ],
+        out,
+    )

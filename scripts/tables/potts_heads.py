@@ -21,8 +21,28 @@ def render() -> str:
         best = min(fam["runs"].values(), key=lambda r: r["val_nll"])
         for r in sorted(fam["runs"].values(), key=lambda r: (r["heads"], r["max_iter"])):
             mark = "**" if r is best else ""
-            rows.append([f"{name} ({fam['n_train']} + {fam['n_val']})", f"{mark}{r['heads']}{mark}", r["iterations"],
-                         f"{mark}{r['val_nll']:.4f}{mark}", f"{r['train_objective']:.4f}",
-                         *(f"{r['precision'][c]:.3f}" for c in ("L/5", "L/2", "L")), f"{r['seconds']:.0f}"])
-    return table(["family (training + validation rows)", "heads", "iterations", "validation PL",
-                  "training objective", "top L/5", "top L/2", "top L", "seconds"], rows)
+            rows.append(
+                [
+                    f"{name} ({fam['n_train']} + {fam['n_val']})",
+                    f"{mark}{r['heads']}{mark}",
+                    r["iterations"],
+                    f"{mark}{r['val_nll']:.4f}{mark}",
+                    f"{r['train_objective']:.4f}",
+                    *(f"{r['precision'][c]:.3f}" for c in ("L/5", "L/2", "L")),
+                    f"{r['seconds']:.0f}",
+                ]
+            )
+    return table(
+        [
+            "family (training + validation rows)",
+            "heads",
+            "iterations",
+            "validation PL",
+            "training objective",
+            "top L/5",
+            "top L/2",
+            "top L",
+            "seconds",
+        ],
+        rows,
+    )

@@ -10,9 +10,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-METHODS = (("plmdca", "plmDCA (this package)"), ("pydca", "pydca 1.23 PlmDCA"),
-           ("factored", "factored attention, {heads} heads"),
-           ("factored_from_plmdca", "factored attention, {heads} heads, started from plmDCA (seconds: both fits)"))
+METHODS = (
+    ("plmdca", "plmDCA (this package)"),
+    ("pydca", "pydca 1.23 PlmDCA"),
+    ("factored", "factored attention, {heads} heads"),
+    ("factored_from_plmdca", "factored attention, {heads} heads, started from plmDCA (seconds: both fits)"),
+)
 CUTS = ("L/5", "L/2", "L")
 
 
@@ -43,13 +46,36 @@ def render() -> str:
             for f in have:
                 e = fams[f][m]
                 cuts = e[key]["cuts"]
-                rows.append([label, f, f"{e['M']} x {e['L']}", *(f"{cuts[c]['precision']:.3f}" for c in CUTS),
-                             f"{e[key]['baseline']:.3f}", f"{_seconds(fams[f], m):.0f}", f"{e['peak_rss_mb'] / 1024:.2f}"])
-            pooled = [sum(fams[f][m][key]["cuts"][c]["true"] for f in have)
-                      / sum(min(fams[f][m][key]["cuts"][c]["k"], fams[f][m][key]["pairs"]) for f in have) for c in CUTS]
-            rows.append([f"**{label}**", f"**pooled ({len(have)})**", "", *(f"**{x:.3f}**" for x in pooled), "",
-                         f"{sum(_seconds(fams[f], m) for f in have):.0f}", ""])
+                rows.append(
+                    [
+                        label,
+                        f,
+                        f"{e['M']} x {e['L']}",
+                        *(f"{cuts[c]['precision']:.3f}" for c in CUTS),
+                        f"{e[key]['baseline']:.3f}",
+                        f"{_seconds(fams[f], m):.0f}",
+                        f"{e['peak_rss_mb'] / 1024:.2f}",
+                    ]
+                )
+            pooled = [
+                sum(fams[f][m][key]["cuts"][c]["true"] for f in have)
+                / sum(min(fams[f][m][key]["cuts"][c]["k"], fams[f][m][key]["pairs"]) for f in have)
+                for c in CUTS
+            ]
+            rows.append(
+                [
+                    f"**{label}**",
+                    f"**pooled ({len(have)})**",
+                    "",
+                    *(f"**{x:.3f}**" for x in pooled),
+                    "",
+                    f"{sum(_seconds(fams[f], m) for f in have):.0f}",
+                    "",
+                ]
+            )
         sep = "|i - j| >= 6" if key == "precision" else "|i - j| >= 24 (long range)"
-        out.append(f"Pairs with {sep}:\n\n" + table(["method", "family", "M x L", *(f"top {c}" for c in CUTS),
-                                                     "random", "seconds", "peak GB"], rows))
+        out.append(
+            f"Pairs with {sep}:\n\n"
+            + table(["method", "family", "M x L", *(f"top {c}" for c in CUTS), "random", "seconds", "peak GB"], rows)
+        )
     return "\n".join(out)

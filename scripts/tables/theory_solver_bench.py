@@ -20,11 +20,22 @@ def rows(d: dict, hessian: bool = False) -> str:
         ref = sci(r["reference_rel_diff"], 1) if "reference_rel_diff" in r else "–"
         row = [r["problem"], r["width"], r["iterations"], sci(r["grad_norm"], 1)]
         row += [f"{r['hessian_min_eig']:.3g}"] if hessian else []
-        row += [_s(r["median_s"]), _s(r["first_call_s"]), ref, num(r.get("reference_iterations"), "d"),
-                "yes" if r["converged"] and r["hessian_pd"] else "**no**"]
+        row += [
+            _s(r["median_s"]),
+            _s(r["first_call_s"]),
+            ref,
+            num(r.get("reference_iterations"), "d"),
+            "yes" if r["converged"] and r["hessian_pd"] else "**no**",
+        ]
         out.append(row)
     head = ["problem", "N", "Newton iterations", "rel. gradient"] + (["Hessian min eig"] if hessian else [])
-    head += ["median solve (s)", "first call incl. compilation (s)", "reference rel. diff (max over U_l)", "reference iterations", "converged, PD Hessian"]
+    head += [
+        "median solve (s)",
+        "first call incl. compilation (s)",
+        "reference rel. diff (max over U_l)",
+        "reference iterations",
+        "converged, PD Hessian",
+    ]
     return table(head, out)
 
 

@@ -12,16 +12,33 @@ import jax.numpy as jnp
 from ..._errors import InputError
 from ...network import NetworkSpec, path_kernels
 from ...theory import check_widths
-from ._attention import (N_MAPS, AttentionInputs, AttentionModel, AttentionWeightsModel, attention_inputs,
-                         check_attention_options, prior_positions)
+from ._attention import (
+    N_MAPS,
+    AttentionInputs,
+    AttentionModel,
+    AttentionWeightsModel,
+    attention_inputs,
+    check_attention_options,
+    prior_positions,
+)
 from ._base import Model, ModelArgs
 from ._order_parameters import OrderParameterModel, TheoryStart, theory_start
 from ._weights import CollapsedModel, WeightsModel, weight_shapes, weights_from_latent
 
 
-def build_model(task, spec: NetworkSpec, kind: str, *, fixed: dict | None = None, data: bool = True,
-                path_inputs: bool = False, rank: int | None = None, basis=None, attention_scale: float | None = None,
-                limit: str = "finite"):
+def build_model(
+    task,
+    spec: NetworkSpec,
+    kind: str,
+    *,
+    fixed: dict | None = None,
+    data: bool = True,
+    path_inputs: bool = False,
+    rank: int | None = None,
+    basis=None,
+    attention_scale: float | None = None,
+    limit: str = "finite",
+):
     """``(model, args)`` for ``kind`` in ``"weights" | "collapsed" | "order_parameters" | "attention"``.
 
     ``fixed``: values of standard-normal weight sites held fixed (conditioned on) instead of
@@ -39,10 +56,14 @@ def build_model(task, spec: NetworkSpec, kind: str, *, fixed: dict | None = None
         if kind == "attention" and limit == "finite":
             check_widths(spec)
         inputs, _ = attention_inputs(task, basis, attention_scale)
-        common = dict(rank=int(rank), m=m, readout=spec.readout, limit=limit, n_maps=min(N_MAPS, task.x_test.shape[0]),
-                      data=data)
-        model = AttentionModel(spec.heads, **common) if kind == "attention" else \
-            AttentionWeightsModel(spec.heads, **common, n0=spec.n0, widths=tuple(spec.widths))
+        common = dict(
+            rank=int(rank), m=m, readout=spec.readout, limit=limit, n_maps=min(N_MAPS, task.x_test.shape[0]), data=data
+        )
+        model = (
+            AttentionModel(spec.heads, **common)
+            if kind == "attention"
+            else AttentionWeightsModel(spec.heads, **common, n0=spec.n0, widths=tuple(spec.widths))
+        )
         return model, ModelArgs(spec.hyper(), None, jnp.asarray(task.y_train), inputs=inputs)
     kernels = path_kernels(task.phi("train", spec), task.phi("test", spec))
     y = jnp.asarray(task.y_train)
@@ -58,11 +79,27 @@ def build_model(task, spec: NetworkSpec, kind: str, *, fixed: dict | None = None
         for k, v in fixed.items():
             if k not in shapes or tuple(v.shape) != shapes[k]:
                 raise InputError(f"fixed.{k}: not a site of this model or wrong shape {tuple(v.shape)}")
-    xpi = (task.path_inputs("train", spec.readout), task.path_inputs("test", spec.readout)) \
-        if kind == "weights" or path_inputs else (None, None)
+    xpi = (
+        (task.path_inputs("train", spec.readout), task.path_inputs("test", spec.readout))
+        if kind == "weights" or path_inputs
+        else (None, None)
+    )
     return model, ModelArgs(spec.hyper(), kernels, y, *xpi, fixed=fixed or None)
 
 
-__all__ = ["Model", "ModelArgs", "WeightsModel", "CollapsedModel", "OrderParameterModel", "AttentionModel",
-           "AttentionWeightsModel", "AttentionInputs", "prior_positions", "TheoryStart",
-           "build_model", "theory_start", "weight_shapes", "weights_from_latent"]
+__all__ = [
+    "Model",
+    "ModelArgs",
+    "WeightsModel",
+    "CollapsedModel",
+    "OrderParameterModel",
+    "AttentionModel",
+    "AttentionWeightsModel",
+    "AttentionInputs",
+    "prior_positions",
+    "TheoryStart",
+    "build_model",
+    "theory_start",
+    "weight_shapes",
+    "weights_from_latent",
+]

@@ -37,8 +37,18 @@ import numpyro.distributions as dist
 
 from ..._errors import InputError, positive, require
 from ...linalg import KernelData, apply_kernel, gaussian_log_marginal
-from ...network import (PathKernels, effective_weights, forward_paths, gram, path_attention, path_inputs,
-                         phi as make_phi, predictive, qk_scores, softmax_keys)
+from ...network import (
+    PathKernels,
+    effective_weights,
+    forward_paths,
+    gram,
+    path_attention,
+    path_inputs,
+    phi as make_phi,
+    predictive,
+    qk_scores,
+    softmax_keys,
+)
 from ...theory import OrderParameterLayout, exact_log_density
 from ._base import Model, ModelArgs
 from ._order_parameters import _flat_site
@@ -54,11 +64,11 @@ class AttentionInputs(NamedTuple):
     """Traced inputs of the sampled-attention model: the tokens (values), their basis coordinates (what the
     scores read) and the prior scale of the attention parameters."""
 
-    x_train: jnp.ndarray   # (P, S, n0)
-    x_test: jnp.ndarray    # (Q, S, n0)
+    x_train: jnp.ndarray  # (P, S, n0)
+    x_test: jnp.ndarray  # (Q, S, n0)
     xa_train: jnp.ndarray  # (P, S, m) = x_train @ B
-    xa_test: jnp.ndarray   # (Q, S, m)
-    scale: jnp.ndarray     # () prior s.d. of Q', K' entries
+    xa_test: jnp.ndarray  # (Q, S, m)
+    scale: jnp.ndarray  # () prior s.d. of Q', K' entries
 
 
 def default_attention_scale(xa_train) -> float:
@@ -68,8 +78,7 @@ def default_attention_scale(xa_train) -> float:
 
 def attention_maps(z: dict, heads, scale, xa) -> list:
     """Softmax attention ``(B, H_l, S, S)`` of every layer at the sites ``z`` (eqs. (2.2a), (2.2c))."""
-    return [softmax_keys(qk_scores(xa, scale * z[f"z_Q{l}"], scale * z[f"z_K{l}"]))
-            for l in range(1, len(heads) + 1)]
+    return [softmax_keys(qk_scores(xa, scale * z[f"z_Q{l}"], scale * z[f"z_K{l}"])) for l in range(1, len(heads) + 1)]
 
 
 def attention_phi(z: dict, heads, scale, xa, x, readout: str, sigma2_input):
@@ -120,8 +129,10 @@ class AttentionModel(Model):
         return g * jnp.eye(self.layout.sizes[0])
 
     def numpyro_model(self, args: ModelArgs):
-        z = {name: numpyro.sample(name, dist.Normal(0.0, 1.0).expand(shape).to_event(3))
-             for name, shape in self.attention_shapes().items()}
+        z = {
+            name: numpyro.sample(name, dist.Normal(0.0, 1.0).expand(shape).to_event(3))
+            for name, shape in self.attention_shapes().items()
+        }
         if self.limit == "finite":
             xi = {name: numpyro.sample(name, _flat_site(shape)) for name, shape in self.layout.site_shapes().items()}
         if not self.data:
@@ -133,8 +144,9 @@ class AttentionModel(Model):
         if self.limit == "finite":
             numpyro.factor("log_density", exact_log_density(self.layout, xi, args.hyper, kd, args.y))
         else:
-            numpyro.factor("y", gaussian_log_marginal(apply_kernel(kd, self.gp_U(args)), args.y,
-                                                      args.hyper.temperature))
+            numpyro.factor(
+                "y", gaussian_log_marginal(apply_kernel(kd, self.gp_U(args)), args.y, args.hyper.temperature)
+            )
 
     def derived(self, z, args, store_weights=False):
         inp = args.inputs
@@ -149,7 +161,7 @@ class AttentionModel(Model):
         pk = PathKernels(KernelData(ph_tr, ph_tr, None), KernelData(ph_tr, ph_te, None), ph_te)
         mean, var = predictive(U, pk, args.y, args.hyper.temperature)
         out.update(U=U, f=mean, f_var=var)
-        maps = attention_maps(z, self.heads, inp.scale, inp.xa_test[:self.n_maps])
+        maps = attention_maps(z, self.heads, inp.scale, inp.xa_test[: self.n_maps])
         out.update({f"attention_{l}": a for l, a in enumerate(maps, start=1)})
         if store_weights:
             out.update({k: inp.scale * z[k] for k in self.attention_shapes()})
@@ -178,8 +190,10 @@ class AttentionWeightsModel(AttentionModel):
         return path_inputs(x, path_attention(attention_maps(z, self.heads, inp.scale, xa), self.readout))
 
     def numpyro_model(self, args: ModelArgs):
-        z = {name: numpyro.sample(name, dist.Normal(0.0, 1.0).expand(shape).to_event(len(shape)))
-             for name, shape in self.site_shapes().items()}
+        z = {
+            name: numpyro.sample(name, dist.Normal(0.0, 1.0).expand(shape).to_event(len(shape)))
+            for name, shape in self.site_shapes().items()
+        }
         V0, values, a = weights_from_latent(args.hyper.variances, z, len(self.heads))
         f = forward_paths(self._xpi(z, args, "train"), V0, effective_weights(values, a))
         numpyro.sample("y", dist.Normal(f, jnp.sqrt(args.hyper.temperature)), obs=args.y)
@@ -189,7 +203,7 @@ class AttentionWeightsModel(AttentionModel):
         V0, values, a = weights_from_latent(args.hyper.variances, z, len(self.heads))
         w_eff = effective_weights(values, a)
         out = {"f": forward_paths(self._xpi(z, args, "test"), V0, w_eff), "U": gram(w_eff)}
-        maps = attention_maps(z, self.heads, inp.scale, inp.xa_test[:self.n_maps])
+        maps = attention_maps(z, self.heads, inp.scale, inp.xa_test[: self.n_maps])
         out.update({f"attention_{l}": m for l, m in enumerate(maps, start=1)})
         if store_weights:
             out.update({k: inp.scale * z[k] for k in self.attention_shapes()})
@@ -220,8 +234,12 @@ def check_attention_options(task, rank, basis, limit: str) -> int:
         except InputError as exc:
             raise InputError(f"model.{exc}") from None
     positive(rank, "model.rank", integer=True)
-    require(rank <= m, "model.rank", f"must be at most the attention's dimension {m} "
-            f"({'basis columns' if basis is not None else 'token dimension n0'}), got {rank}")
+    require(
+        rank <= m,
+        "model.rank",
+        f"must be at most the attention's dimension {m} "
+        f"({'basis columns' if basis is not None else 'token dimension n0'}), got {rank}",
+    )
     return m
 
 
@@ -256,5 +274,16 @@ def prior_positions(model: AttentionModel, spec, chains: int, seed: int) -> dict
     return out
 
 
-__all__ = ["AttentionModel", "AttentionWeightsModel", "AttentionInputs", "LIMITS", "N_MAPS", "attention_inputs", "attention_maps",
-           "attention_phi", "check_attention_options", "default_attention_scale", "prior_positions"]
+__all__ = [
+    "AttentionModel",
+    "AttentionWeightsModel",
+    "AttentionInputs",
+    "LIMITS",
+    "N_MAPS",
+    "attention_inputs",
+    "attention_maps",
+    "attention_phi",
+    "check_attention_options",
+    "default_attention_scale",
+    "prior_positions",
+]

@@ -75,12 +75,13 @@ class OrderParameterModel(Model):
 class TheoryStart(NamedTuple):
     """Where ``sampler.init = "theory"`` starts: sites per chain and the Laplace metric."""
 
-    positions: dict                         # site -> (chains, ...) array
+    positions: dict  # site -> (chains, ...) array
     inverse_mass_matrix: np.ndarray | None  # (d, d), sites flattened in sorted-name order; None if -H not PD
 
 
-def theory_start(model: OrderParameterModel, args: ModelArgs, spec, chains: int, seed: int,
-                 jitter: float = 1.0) -> TheoryStart:
+def theory_start(
+    model: OrderParameterModel, args: ModelArgs, spec, chains: int, seed: int, jitter: float = 1.0
+) -> TheoryStart:
     """Start chains at the theory's saddle point with the Laplace metric (``sampler.init = "theory"``).
 
     Sites are ``layout.pack(U_a*, U_l*)`` of the saddle point (docs/theory.md §4.4) plus an
@@ -95,8 +96,9 @@ def theory_start(model: OrderParameterModel, args: ModelArgs, spec, chains: int,
     """
     sol = solve(spec, args.kernels.train.phi_a, args.y, warn=False)
     if not sol.status.ok:
-        raise InputError(f"sampler.init: the theory's saddle point did not converge ({sol.status.message}); "
-                         "use init = \"uniform\"")
+        raise InputError(
+            f'sampler.init: the theory\'s saddle point did not converge ({sol.status.message}); use init = "uniform"'
+        )
     xi = {k: jnp.asarray(v) for k, v in model.layout.pack(sol.U_a, sol.Us, args.hyper).items()}
     flat, unravel = ravel_pytree(xi)  # sorted site names, as NumPyro flattens a dense block
     neg_h = -np.asarray(jax.hessian(lambda v: model.exact_log_density(unravel(v), args))(flat))
@@ -106,12 +108,17 @@ def theory_start(model: OrderParameterModel, args: ModelArgs, spec, chains: int,
         inv_mass = np.linalg.inv(neg_h)
         inv_mass = 0.5 * (inv_mass + inv_mass.T)
     else:
-        warnings.warn("sampler.init = 'theory': the negative Hessian at the saddle point is not positive definite; "
-                      "starting at U* with the metric adapted by warm-up instead of the Laplace metric",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            "sampler.init = 'theory': the negative Hessian at the saddle point is not positive definite; "
+            "starting at U* with the metric adapted by warm-up instead of the Laplace metric",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     keys = jax.random.split(jax.random.PRNGKey(seed), len(xi))
-    init = {name: v[None] + jax.random.uniform(k, (chains, *v.shape), minval=-jitter, maxval=jitter)
-            for k, (name, v) in zip(keys, sorted(xi.items()))}
+    init = {
+        name: v[None] + jax.random.uniform(k, (chains, *v.shape), minval=-jitter, maxval=jitter)
+        for k, (name, v) in zip(keys, sorted(xi.items()))
+    }
     return TheoryStart(init, inv_mass)
 
 

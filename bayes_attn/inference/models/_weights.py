@@ -44,8 +44,10 @@ def weights_from_latent(variances, z: dict, n_layers: int):
 
 def _sample_sites(shapes: dict, fixed: dict | None) -> dict:
     with numpyro.handlers.condition(data=fixed or {}):
-        return {name: numpyro.sample(name, dist.Normal(0.0, 1.0).expand(shape).to_event(len(shape)))
-                for name, shape in shapes.items()}
+        return {
+            name: numpyro.sample(name, dist.Normal(0.0, 1.0).expand(shape).to_event(len(shape)))
+            for name, shape in shapes.items()
+        }
 
 
 def _weights_out(z, hyper, n_layers, out: dict) -> dict:

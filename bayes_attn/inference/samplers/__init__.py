@@ -26,5 +26,17 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["SAMPLERS", "REGISTRY", "MODELS", "register", "STATS", "Program", "Sampler", "Settings", "nuts", "mala",
-           "ula", "gibbs"]
+__all__ = [
+    "SAMPLERS",
+    "REGISTRY",
+    "MODELS",
+    "register",
+    "STATS",
+    "Program",
+    "Sampler",
+    "Settings",
+    "nuts",
+    "mala",
+    "ula",
+    "gibbs",
+]

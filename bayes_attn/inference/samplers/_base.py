@@ -25,7 +25,7 @@ STATS = {
     "step_size": "integrator / Langevin step size",
     "diverging": "a divergent transition (non-finite or very large energy error / a failed Cholesky)",
     "n_steps": "work per iteration: leapfrog steps (NUTS), gradient evaluations (MALA, ULA) or "
-               "P x P Gram solves (Gibbs); summed over thinned iterations",
+    "P x P Gram solves (Gibbs); summed over thinned iterations",
     "tree_depth": "NUTS tree depth",
     "energy": "Hamiltonian at the draw (NUTS; E-BFMI)",
 }
@@ -68,8 +68,15 @@ class Settings:
 
     @classmethod
     def from_config(cls, cfg, fixed_metric: bool = False) -> "Settings":
-        return cls(cfg.warmup, float(cfg.target_accept), cfg.max_tree_depth, cfg.dense_mass, cfg.step_size,
-                   float(cfg.ula_step_factor), fixed_metric)
+        return cls(
+            cfg.warmup,
+            float(cfg.target_accept),
+            cfg.max_tree_depth,
+            cfg.dense_mass,
+            cfg.step_size,
+            float(cfg.ula_step_factor),
+            fixed_metric,
+        )
 
 
 __all__ = ["STATS", "Program", "Settings"]

@@ -168,7 +168,9 @@ def build_kernel(heads, scale_moves: bool = True):
                 return jnp.einsum("mpj,pj->m", apply_layer(heads, l, s[l + 1] * zz, Zin), b)
 
             name = f"z_V{l + 1}"
-            z[name], okl = matheron(keys[l + 1], lin, z[name].shape, layer_gram(heads, l, args.hyper.variances[l + 1], Zin, b), y, T)
+            z[name], okl = matheron(
+                keys[l + 1], lin, z[name].shape, layer_gram(heads, l, args.hyper.variances[l + 1], Zin, b), y, T
+            )
             ok = ok & okl
             Z = apply_layer(heads, l, s[l + 1] * z[name], Zin)
         xbar = Z.sum(axis=1)
@@ -183,8 +185,11 @@ def build_kernel(heads, scale_moves: bool = True):
                 z[names[k]], z[names[k + 1]], acc = scale_move(kk, z[names[k]], z[names[k + 1]])
                 n_acc = n_acc + acc
         new = State(z, log_density(T, f, y, z))
-        info = Info(~ok | ~jnp.isfinite(new.logdensity), jnp.asarray(L + 2, jnp.int64),
-                    jnp.asarray(n_acc / (L + 1) if scale_moves else 1.0))
+        info = Info(
+            ~ok | ~jnp.isfinite(new.logdensity),
+            jnp.asarray(L + 2, jnp.int64),
+            jnp.asarray(n_acc / (L + 1) if scale_moves else 1.0),
+        )
         return new, info
 
     return kernel
@@ -204,12 +209,35 @@ def program(model, settings: Settings) -> Program:
 
     def sample_step(key, state, args):
         state, info = kernel(key, state, args)
-        return state, {"lp": state.logdensity, "acceptance_rate": info.scale_accept, "diverging": info.is_divergent,
-                       "n_steps": info.n_solves}
+        return state, {
+            "lp": state.logdensity,
+            "acceptance_rate": info.scale_accept,
+            "diverging": info.is_divergent,
+            "n_steps": info.n_solves,
+        }
 
-    return Program(init_fn, sample_step, lambda k, s, a: s, sample_step,
-                   lambda s, a: s.position, {"diverging": "any", "n_steps": "sum"}, shared_step=True)
+    return Program(
+        init_fn,
+        sample_step,
+        lambda k, s, a: s,
+        sample_step,
+        lambda s, a: s.position,
+        {"diverging": "any", "n_steps": "sum"},
+        shared_step=True,
+    )
 
 
-__all__ = ["State", "Info", "init", "build_kernel", "matheron", "scale_move", "layer_gram", "readout_gram",
-           "block_gram", "same_head_mask", "log_density", "program"]
+__all__ = [
+    "State",
+    "Info",
+    "init",
+    "build_kernel",
+    "matheron",
+    "scale_move",
+    "layer_gram",
+    "readout_gram",
+    "block_gram",
+    "same_head_mask",
+    "log_density",
+    "program",
+]

@@ -67,8 +67,8 @@ def is_divergent(info):
 
 
 class WarmupCarry(NamedTuple):
-    state: NamedTuple         # blackjax MALAState
-    adaptation: NamedTuple    # blackjax DualAveragingAdaptationState
+    state: NamedTuple  # blackjax MALAState
+    adaptation: NamedTuple  # blackjax DualAveragingAdaptationState
     step_size: jnp.ndarray
 
 
@@ -91,8 +91,13 @@ def warmup_functions(model, settings: Settings, target: float):
         logd = flat_logdensity(model, args)[0]
         h = jnp.exp(carry.adaptation.log_step_size)
         state, info = kernel(key, carry.state, logd, h)
-        stats = {"lp": state.logdensity, "acceptance_rate": info.acceptance_rate, "step_size": h,
-                 "diverging": is_divergent(info), "n_steps": jnp.asarray(1, jnp.int64)}
+        stats = {
+            "lp": state.logdensity,
+            "acceptance_rate": info.acceptance_rate,
+            "step_size": h,
+            "diverging": is_divergent(info),
+            "n_steps": jnp.asarray(1, jnp.int64),
+        }
         return WarmupCarry(state, da_update(carry.adaptation, info.acceptance_rate), carry.step_size), stats
 
     return init_fn, warmup_step
@@ -106,8 +111,13 @@ def langevin_program(model, settings: Settings, warmup_target: float, kernel, en
 
     def sample_step(key, carry, args):
         state, info = kernel(key, carry.state, flat_logdensity(model, args)[0], carry.step_size)
-        stats = {"lp": state.logdensity, "acceptance_rate": info.acceptance_rate, "step_size": carry.step_size,
-                 "diverging": divergent(info), "n_steps": jnp.asarray(1, jnp.int64)}
+        stats = {
+            "lp": state.logdensity,
+            "acceptance_rate": info.acceptance_rate,
+            "step_size": carry.step_size,
+            "diverging": divergent(info),
+            "n_steps": jnp.asarray(1, jnp.int64),
+        }
         return carry._replace(state=state), stats
 
     def position(carry, args):
@@ -126,6 +136,14 @@ def program(model, settings: Settings) -> Program:
     return langevin_program(model, settings, settings.target_accept, build_kernel(), end_warmup, is_divergent)
 
 
-__all__ = ["State", "Info",  # noqa: F822  (State, Info: module __getattr__, blackjax loads on first use)
-           "init", "build_kernel", "is_divergent", "warmup_functions", "langevin_program", "program",
-           "DEFAULT_WARMUP_TARGET"]
+__all__ = [
+    "State",  # noqa: F822  (State, Info: module __getattr__, blackjax loads on first use)
+    "Info",  # noqa: F822
+    "init",
+    "build_kernel",
+    "is_divergent",
+    "warmup_functions",
+    "langevin_program",
+    "program",
+    "DEFAULT_WARMUP_TARGET",
+]

@@ -58,14 +58,24 @@ def init(rng_key, model, args, settings: Settings, position=None, inverse_mass_m
     rng_key, key_init = jax.random.split(rng_key)
     if position is None:
         proto = {k: jnp.zeros(s) for k, s in model.free_sites(args).items()}
-        (z, pe, grad), _ = find_valid_initial_params(key_init, model.numpyro_model, init_strategy=init_to_uniform(),
-                                                     model_args=(args,), prototype_params=proto)
+        (z, pe, grad), _ = find_valid_initial_params(
+            key_init, model.numpyro_model, init_strategy=init_to_uniform(), model_args=(args,), prototype_params=proto
+        )
         position = ParamInfo(z, pe, grad)
     init_kernel, _ = _kernels(model, settings)
-    return init_kernel(position, num_warmup=settings.warmup, step_size=1.0, inverse_mass_matrix=inverse_mass_matrix,
-                       adapt_step_size=True, adapt_mass_matrix=not settings.fixed_metric,
-                       dense_mass=_dense_structure(model, args, settings), target_accept_prob=settings.target_accept,
-                       max_tree_depth=settings.max_tree_depth, model_args=(args,), rng_key=rng_key)
+    return init_kernel(
+        position,
+        num_warmup=settings.warmup,
+        step_size=1.0,
+        inverse_mass_matrix=inverse_mass_matrix,
+        adapt_step_size=True,
+        adapt_mass_matrix=not settings.fixed_metric,
+        dense_mass=_dense_structure(model, args, settings),
+        target_accept_prob=settings.target_accept,
+        max_tree_depth=settings.max_tree_depth,
+        model_args=(args,),
+        rng_key=rng_key,
+    )
 
 
 def build_kernel(model, settings: Settings):
@@ -89,14 +99,26 @@ def program(model, settings: Settings) -> Program:
     def sample_step(key, state, args):
         state, info = kernel(state, args)
         n = info.num_steps.astype(jnp.int64)
-        stats = {"lp": -state.potential_energy, "acceptance_rate": info.acceptance_rate,
-                 "step_size": state.adapt_state.step_size, "diverging": info.is_divergent, "n_steps": n,
-                 "tree_depth": jnp.floor(jnp.log2(jnp.maximum(n, 1))).astype(jnp.int64) + 1,
-                 "energy": info.energy}
+        stats = {
+            "lp": -state.potential_energy,
+            "acceptance_rate": info.acceptance_rate,
+            "step_size": state.adapt_state.step_size,
+            "diverging": info.is_divergent,
+            "n_steps": n,
+            "tree_depth": jnp.floor(jnp.log2(jnp.maximum(n, 1))).astype(jnp.int64) + 1,
+            "energy": info.energy,
+        }
         return state, stats
 
-    return Program(init_fn, sample_step, lambda k, s, a: s, sample_step,
-                   lambda s, a: s.z, {"diverging": "any", "n_steps": "sum"}, shared_step=True)
+    return Program(
+        init_fn,
+        sample_step,
+        lambda k, s, a: s,
+        sample_step,
+        lambda s, a: s.z,
+        {"diverging": "any", "n_steps": "sum"},
+        shared_step=True,
+    )
 
 
 __all__ = ["State", "Info", "init", "build_kernel", "program"]

@@ -53,6 +53,7 @@ class Info(NamedTuple):
 
 def log_acceptance_ratio(state, new, step_size):
     """``log [p(z') q(z | z') / (p(z) q(z' | z))]`` with ``log q(b | a) = -|b - a - h grad log p(a)|^2 / (4 h)``."""
+
     def log_q(to, frm):
         d = to.position - frm.position - step_size * frm.logdensity_grad
         return -jnp.sum(d * d) / (4.0 * step_size)
@@ -85,8 +86,9 @@ def program(model, settings: Settings) -> Program:
         lam = max_curvature(logd, carry.state.position, key, iters=CURVATURE_ITERATIONS)
         return carry._replace(step_size=settings.ula_step_factor / lam)
 
-    return langevin_program(model, settings, DEFAULT_WARMUP_TARGET, build_kernel(), end_warmup,
-                            lambda info: info.is_divergent)
+    return langevin_program(
+        model, settings, DEFAULT_WARMUP_TARGET, build_kernel(), end_warmup, lambda info: info.is_divergent
+    )
 
 
 __all__ = ["State", "Info", "init", "build_kernel", "log_acceptance_ratio", "program"]  # noqa: F822  (State: __getattr__)
