@@ -3,7 +3,7 @@
 #   ./run.sh main    # create .venv (Python >= 3.12) if missing, install, run the main job
 #   ./run.sh test    # create .venv if missing, install with test extras, run the fast test suite
 #   ./run.sh test-all  # also the slow statistical tests
-#   ./run.sh lint    # install the dev extra and run ruff (CI runs it before the tests)
+#   ./run.sh lint    # install the dev extra and run ruff: the formatter's check, then the linter (CI runs it first)
 #   ./run.sh docs [DIR]  # install the dev extra and build the documentation site strictly into DIR (default site/)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -39,6 +39,7 @@ case "$job" in
   test-all) exec python -m pytest -q -n 2 -m "slow or not slow" "$@" ;;
   lint)
     command -v ruff >/dev/null 2>&1 || python -m pip install -q -e ".[test,dev]"
+    ruff format --check . >/dev/null || { ruff format --check . ; echo "error: run 'ruff format .'" >&2; exit 1; }
     exec ruff check "$@" . ;;
   docs)
     python -c 'import mkdocs, mkdocstrings_handlers.python, material' 2>/dev/null || python -m pip install -q -e ".[test,dev]"
