@@ -163,3 +163,17 @@ def test_profile_benchmark_smoke(tmp_path):
         assert warm["floor_s"] == pytest.approx(warm["unit_s"] * warm["units"] + warm["derived_s"] * warm["kept"])
         assert warm["kept"] == 10 and warm["lockstep_units"] >= warm["units"] > 0
     assert res["cases"][1]["warm"]["units"] == 20  # Gibbs: one sweep per iteration, warm-up included
+
+
+@pytest.mark.slow
+def test_attention_benchmark_smoke(tmp_path):
+    """benchmarks/attention/run.py at tiny sizes: one GP-limit case, its JSON rows and the hand-built reference."""
+    out = tmp_path / "attention.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "attention" / "run.py"), "--smoke", "--limits", "gp"]
+    proc = subprocess.run(cmd + ["--bases", "pos_pc2", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    (case,) = res["cases"]
+    assert case["limit"] == "gp" and case["basis"] == "pos_pc2" and 0 <= case["accuracy"] <= 1
+    assert len(case["accuracy_per_chain"]) == 4 and case["gradients"] > 0 and case["attention_scale"] > 0
+    assert [h["limit"] for h in res["hand_built"]] == ["gp"] and 0.5 <= res["hand_built"][0]["accuracy"] <= 1
