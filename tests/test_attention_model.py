@@ -150,7 +150,7 @@ def test_prior_draws_of_the_order_parameters_are_the_wishart_chain():
 
 
 # ---- resume, output, bad input ------------------------------------------------------------------------------
-def test_resume_gives_the_same_draws_and_the_maps_are_stored(tmp_path):
+def test_resume_gives_the_same_draws_and_the_maps_are_stored_and_gated_by_invariants(tmp_path):
     task = random_task(P=8, Q=3, S=3, n0=4, heads=(2,), seed=5)
     spec = task.spec(width=5, temperature=0.3)
     cfg = SamplerConfig(
@@ -172,6 +172,14 @@ def test_resume_gives_the_same_draws_and_the_maps_are_stored(tmp_path):
     # the chains start from distinct prior draws
     w0 = ref["warmup_sample_stats"].ds["lp"].values[:, 0]
     assert w0[0] != w0[1]
+    # heads are exchangeable: U is gated through its eigenvalues, which a relabelling of the heads leaves alone
+    from bayes_attn.diagnostics import invariant_draws, summarize
+
+    ds = invariant_draws(out)
+    assert set(ds.data_vars) == {"f", "U_eig", "U_a"}
+    U = post["U"].values
+    np.testing.assert_allclose(ds["U_eig"].values, np.linalg.eigvalsh(U[..., ::-1, ::-1]), rtol=1e-12)
+    assert any(str(i).startswith("U_eig") for i in summarize(out).table.index)
 
 
 BAD = [
@@ -233,20 +241,6 @@ def test_gp_limit_gates_f_only():
     dt = sample(task, task.spec(width=5, temperature=0.3), cfg)
     assert np.all(dt["posterior"].ds["U"].values == dt["posterior"].ds["U"].values[0, 0])
     assert set(invariant_draws(dt).data_vars) == {"f"}
-
-
-def test_finite_width_gates_the_spectrum_of_U():
-    """Heads are exchangeable: U is gated through its eigenvalues, which a relabelling of the heads leaves alone."""
-    from bayes_attn.diagnostics import invariant_draws, summarize
-
-    task = random_task(P=8, Q=3, S=3, n0=4, heads=(2,), seed=5)
-    cfg = SamplerConfig(model="attention", rank=1, chains=2, warmup=5, draws=5, progress_bar=False)
-    dt = sample(task, task.spec(width=5, temperature=0.3), cfg)
-    ds = invariant_draws(dt)
-    assert set(ds.data_vars) == {"f", "U_eig", "U_a"}
-    U = dt["posterior"].ds["U"].values
-    np.testing.assert_allclose(ds["U_eig"].values, np.linalg.eigvalsh(U[..., ::-1, ::-1]), rtol=1e-12)
-    assert any(str(i).startswith("U_eig") for i in summarize(dt).table.index)
 
 
 # ---- two routes to one posterior ------------------------------------------------------------------------------

@@ -258,19 +258,20 @@ def prior_positions(model: AttentionModel, spec, chains: int, seed: int) -> dict
     if model.limit != "finite" or isinstance(model, AttentionWeightsModel):
         return out
     hyper, layout = spec.hyper(), model.layout
-    rng = np.random.default_rng(np.asarray(jax.random.key_data(k_op)).ravel().astype(np.uint32))
-    draws = []
-    for _ in range(chains):
-        N_a = int(spec.widths[-1])
-        U_a = jnp.asarray(spec.sigma2_readout * rng.chisquare(N_a) / N_a)
+    widths = [int(N) for N in spec.widths]  # (N_1, ..., N_L, N_a): integers, the number of Gaussian columns
+    k_a, *k_l = jax.random.split(k_op, 1 + layout.n_layers)
+    g_a = jax.random.normal(k_a, (chains, widths[-1]), jnp.float64)
+    G = [jax.random.normal(k, (chains, p, N), jnp.float64) for k, p, N in zip(k_l, layout.sizes, widths)]
+
+    def one(g_a, G):
+        U_a = hyper.sigma2_readout * jnp.sum(g_a**2) / widths[-1]  # sigma_a^2 chi^2_{N_a} / N_a
         Us, U_next = [None] * layout.n_layers, U_a.reshape(1, 1)
         for l in range(layout.n_layers, 0, -1):
-            p, N = layout.sizes[l - 1], int(spec.widths[l - 1])
             C = layout.scale_factor(l, U_next, hyper)
-            G = rng.standard_normal((p, N))
-            U_next = Us[l - 1] = C @ jnp.asarray(G @ G.T / N) @ C.T
-        draws.append(layout.pack(U_a, Us, hyper))
-    out.update({name: jnp.stack([d[name] for d in draws]) for name in layout.site_names})
+            U_next = Us[l - 1] = C @ (G[l - 1] @ G[l - 1].T / widths[l - 1]) @ C.T
+        return layout.pack(U_a, Us, hyper)
+
+    out.update(jax.vmap(one)(g_a, G))
     return out
 
 
