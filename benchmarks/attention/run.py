@@ -51,7 +51,7 @@ def hand_built_accuracy(task, spec, gp: bool = False) -> float:
     return float(np.mean(np.sign(np.asarray(m)) == task.y_test))
 
 
-def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed) -> dict:
+def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=None) -> dict:
     import arviz as az
     import jax
 
@@ -59,6 +59,7 @@ def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed) -> dict:
 
     B = pos_pc2_basis(task) if basis_name == "pos_pc2" else None
     cfg = SamplerConfig(
+        attention_scale=scale,
         model="attention",
         rank=rank,
         limit=limit,
@@ -107,6 +108,7 @@ def main(argv=None) -> None:
     ap.add_argument("--limits", nargs="+", default=["gp", "finite"])
     ap.add_argument("--bases", nargs="+", default=["pos_pc2", "none"])
     ap.add_argument("--rank", type=int, default=2)
+    ap.add_argument("--attention-scale", type=float, default=None, help="prior scale (default: the model's)")
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--deadline-s", type=float, default=float("inf"), help="start no case after this many seconds")
@@ -140,7 +142,9 @@ def main(argv=None) -> None:
                     if time.perf_counter() - t_start > args.deadline_s:
                         out["stopped_at_deadline"] = True
                         break
-                    case = run_case(task, spec, limit, basis, args.rank, args.warmup, args.draws, seed=0)
+                    case = run_case(
+                        task, spec, limit, basis, args.rank, args.warmup, args.draws, seed=0, scale=args.attention_scale
+                    )
                     out["cases"].append(case)
                     print(json.dumps(case), flush=True)
                     path.write_text(json.dumps(out, indent=1))
