@@ -374,3 +374,22 @@ def test_external_scheduler_and_worker_on_loopback(tmp_path):
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+@pytest.mark.slow
+def test_a_sweep_of_sampled_attention_cells(tmp_path):
+    """Sampled attention (docs/attention.md) runs as sweep cells: a [model] basis file is read relative to the
+    config and hashed with the cell, the cells carry their attention maps, and a changed basis is a changed cell."""
+    base = BASE.replace('kind = "order_parameters"', 'kind = "attention"\nrank = 1\nbasis = "B.npy"\nlimit = "gp"')
+    cfg = _setup(tmp_path, '"network.temperature" = [0.1, 1.0]\n', base)
+    np.save(tmp_path / "B.npy", np.eye(3)[:, :2])
+    out = tmp_path / "out"
+    assert main(["sweep", str(cfg), "--out", str(out), "--workers", "0", "--no-progress"]) == 0
+    ds = xr.open_dataset(out / "sweep.nc", engine="h5netcdf").load()
+    assert list(ds["status"].values) == ["done", "done"]
+    cells = load_sweep(cfg).cells
+    dt = read_run(out / "cells" / f"{cells[0].name}.nc")
+    assert dt.attrs["model"] == "attention" and dt.attrs["attention_dimension"] == 2
+    assert "attention_1" in dt["posterior"].ds and dt.attrs["cell_hash"] == cells[0].hash
+    np.save(tmp_path / "B.npy", np.eye(3)[:, 1:])  # same path, other content: other cells
+    assert all(c.hash != old.hash for c, old in zip(load_sweep(cfg).cells, cells))
