@@ -25,7 +25,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 FIG_DIR = Path(os.environ.get("FIG_DIR", "docs/figures"))
-D_CONTENT = 200  # content entries of a Markov token; the 31 after them are the positional one-hot code
 HEAD_SEEDS = [(1147, 1148), (1247, 1248)]  # one seed per random head, (layer 1), (layer 2)
 
 
@@ -58,20 +57,6 @@ def random_heads_task(P, n_test, seeds, beta=10.0, style="w", rank=2, scale=0.15
     return base, Task(
         base.x_train, base.y_train, base.x_test, base.y_test, layers, name="markov-random", meta=dict(base.meta)
     )
-
-
-def token_basis(x, k: int) -> np.ndarray:
-    """``(n0, k + 31)``: the top-``k`` principal directions of the tokens' content entries (uncentred second
-    moment over every training token, each column divided by the square root of its eigenvalue, so a unit
-    coordinate is one standard deviation of the data) and the positional one-hot coordinates.  Label-free."""
-    n0 = x.shape[-1]
-    X = np.asarray(x).reshape(-1, n0)[:, :D_CONTENT]
-    w, V = np.linalg.eigh(X.T @ X / len(X))
-    w, V = w[::-1][:k], V[:, ::-1][:, :k]
-    B = np.zeros((n0, k + n0 - D_CONTENT))
-    B[:D_CONTENT, :k] = V / np.sqrt(w)
-    B[D_CONTENT:, k:] = np.eye(n0 - D_CONTENT)
-    return B
 
 
 def write_cli_inputs(out: Path, task, val, basis, spec) -> None:
@@ -126,7 +111,7 @@ def main(argv=None):
         type=int,
         default=0,
         help="attention reads only the positional code and this many whitened principal directions of "
-        "the tokens' content (token_basis; 0: every token direction)",
+        "the tokens' content (bayes_attn.tasks.markov_token_basis; 0: every token direction)",
     )
     ap.add_argument("--scale", type=float, default=0.15, help="s.d. of the random Q, K entries (qk-style start)")
     ap.add_argument("--tag", default="", help="suffix of the output names (learn_markov{tag}.*)")
@@ -143,14 +128,14 @@ def main(argv=None):
     import jax.numpy as jnp
 
     import bayes_attn  # noqa: F401
-    from bayes_attn.tasks import markov_sequences
+    from bayes_attn.tasks import markov_sequences, markov_token_basis
     from bayes_attn.theory import attention_matrices, fit_attention, with_attention
 
     P, n_test = (20, 20) if args.smoke else (args.P, 1000)
     if args.smoke:
         args.steps, args.widths, args.width = 1, [10], 10
     hand, rnd = random_heads_task(P, n_test, HEAD_SEEDS, style=args.style, rank=args.rank, scale=args.scale)
-    basis = token_basis(rnd.x_train, args.basis_pcs) if args.basis_pcs else None
+    basis = markov_token_basis(rnd.x_train, args.basis_pcs) if args.basis_pcs else None
     val = markov_sequences(50 if args.smoke else 1000, 71, tuple(hand.meta["noise"]))
     spec = rnd.spec(width=args.width, temperature=args.temperature)
     if args.write_cli:

@@ -8,7 +8,7 @@ training set, the validation accuracy every 10 steps, and the theory's test accu
 
 Configurations (``CONFIGS``): qk-style rank 2 at P in {100, 400, 1000} and T in {0.01, 0.1, 1}; a Gaussian
 hyperprior (eq. (E5)) at the scale of the random start; and attention restricted to the tokens' positional code
-plus the top-2 principal directions of their content, whitened (``learn_attention_markov.token_basis``,
+plus the top-2 principal directions of their content, whitened (``bayes_attn.tasks.markov_token_basis``,
 label-free), for qk- and w-style heads.  Writes ``$FIG_DIR/learn_markov_scan.json`` (one entry per configuration, merged under a file lock so that
 ``--only`` runs in two processes can share it).
 """
@@ -46,9 +46,9 @@ CONFIGS = {
 def run_config(name, cfg, width, n_test, smoke):
     import jax.numpy as jnp
 
-    from bayes_attn.tasks import markov_sequences
+    from bayes_attn.tasks import markov_sequences, markov_token_basis
     from bayes_attn.theory import fit_attention, theory_accuracy
-    from learn_attention_markov import HEAD_SEEDS, accuracy_vs_width, random_heads_task, token_basis
+    from learn_attention_markov import HEAD_SEEDS, accuracy_vs_width, random_heads_task
 
     style, P, T, prior, k, lr, steps, rank = cfg
     if smoke:
@@ -57,7 +57,7 @@ def run_config(name, cfg, width, n_test, smoke):
     val = markov_sequences(n_test, 71, tuple(hand.meta["noise"]))
     spec = rnd.spec(width=width, temperature=T)
     (acc_hand,), (ev_hand,) = accuracy_vs_width(hand, [width], T)
-    basis = token_basis(rnd.x_train, k) if k else None
+    basis = markov_token_basis(rnd.x_train, k) if k else None
     t0 = time.time()
     res = fit_attention(rnd, spec, steps=steps, lr=lr, val=val, eval_every=10, prior_scale=prior, basis=basis)
     secs = time.time() - t0

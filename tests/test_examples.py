@@ -54,7 +54,7 @@ def test_learn_markov_write_cli_feeds_fit_attention(tmp_path, monkeypatch):
     import numpy as np
 
     from bayes_attn.cli import main as cli
-    from bayes_attn.tasks import load_bundle
+    from bayes_attn.tasks import load_bundle, markov_token_basis
 
     ex = Path(__file__).parent.parent / "examples"
     monkeypatch.syspath_prepend(str(ex))
@@ -70,7 +70,7 @@ def test_learn_markov_write_cli_feeds_fit_attention(tmp_path, monkeypatch):
         np.testing.assert_array_equal(a.params["Q"], b.params["Q"])
         np.testing.assert_array_equal(a.params["K"], b.params["K"])
     np.testing.assert_array_equal(task.x_train, rnd.x_train)
-    np.testing.assert_array_equal(np.load(out / "basis.npy"), lam.token_basis(rnd.x_train, 2))
+    np.testing.assert_array_equal(np.load(out / "basis.npy"), markov_token_basis(rnd.x_train, 2))
     assert np.load(out / "start.npz")["x_val"].shape[0] == 50
     assert (
         cli(

@@ -15,6 +15,7 @@ from ._markov import (
     markov_layers,
     markov_sequences,
     markov_task,
+    markov_token_basis,
 )
 from ._task import SPLITS, Task
 
@@ -25,6 +26,7 @@ __all__ = [
     "markov_sequences",
     "markov_head_W",
     "markov_layers",
+    "markov_token_basis",
     "MARKOV_CONFIGS",
     "MARKOV_PATH_SHORT",
     "load_bundle",

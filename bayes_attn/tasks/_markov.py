@@ -196,4 +196,26 @@ def markov_task(
     return Task(x_tr, y_tr, x_te, y_te, layers, name=f"markov-{paths}", meta=meta)
 
 
-__all__ = ["markov_task", "markov_sequences", "markov_head_W", "markov_layers", "MARKOV_CONFIGS", "MARKOV_PATH_SHORT"]
+def markov_token_basis(x, k: int) -> np.ndarray:
+    """``(N0, k + 31)``: a label-free basis of Markov token directions (docs/evidence.md §7, "pos+PC2" for
+    ``k = 2``): the top-``k`` principal directions of the tokens' content entries (uncentred second moment over
+    every token of ``x``, each column divided by the square root of its eigenvalue, so that a unit coordinate is
+    one standard deviation of the data), then the positional one-hot coordinates."""
+    X = np.asarray(x).reshape(-1, N0)[:, :D_FEAT]
+    w, V = np.linalg.eigh(X.T @ X / len(X))
+    w, V = w[::-1][:k], V[:, ::-1][:, :k]
+    B = np.zeros((N0, k + S_TOKENS))
+    B[:D_FEAT, :k] = V / np.sqrt(w)
+    B[D_FEAT:, k:] = np.eye(S_TOKENS)
+    return B
+
+
+__all__ = [
+    "markov_task",
+    "markov_sequences",
+    "markov_head_W",
+    "markov_layers",
+    "markov_token_basis",
+    "MARKOV_CONFIGS",
+    "MARKOV_PATH_SHORT",
+]

@@ -4,7 +4,8 @@ hand-built heads, in one script that runs where there is time (hours on 2 CPU co
 Cases (each ``[model] kind = "attention"``, NUTS, 4 chains, T = 0.1, chains from prior draws, default prior
 scale): the GP limit and finite width ``N`` for each ``P``, with the attention reading every token direction
 (``basis = none``) or the label-free basis of the 31 positions and the two leading principal directions of the
-content part of the training tokens (``basis = pos_pc2``, as in docs/evidence.md §7).  Each case records the
+content part of the training tokens, whitened (``basis = pos_pc2``: :func:`bayes_attn.tasks.markov_token_basis`, the
+basis of docs/evidence.md §7).  Each case records the
 test accuracy of the sign of the posterior mean of ``f`` on the 1000 test sequences, the gates on ``f``, the
 wall time (compilation included), the gradient evaluations and the device; next to them, the theory's accuracy
 with the task's hand-built heads at the same ``P``, ``N``, ``T``.  Results go to ``--out`` (JSON, rewritten
@@ -25,19 +26,6 @@ from pathlib import Path
 import numpy as np
 
 
-def pos_pc2_basis(task) -> np.ndarray:
-    """Columns: the 31 positional one-hot directions, then the two leading principal directions of the content
-    (first 200) coordinates of the training tokens (label-free)."""
-    n0, S = task.n0, task.x_train.shape[1]
-    content = n0 - S
-    B = np.zeros((n0, S + 2))
-    B[content:, :S] = np.eye(S)
-    xc = task.x_train.reshape(-1, n0)[:, :content]
-    _, _, vt = np.linalg.svd(xc - xc.mean(0), full_matrices=False)
-    B[:content, S:] = vt[:2].T
-    return B
-
-
 def hand_built_accuracy(task, spec, gp: bool = False) -> float:
     """Test accuracy of the theory's predictor with the task's hand-built heads (saddle point, or the GP limit)."""
     from bayes_attn.theory import gp_predict, predict, solve
@@ -56,8 +44,9 @@ def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=Non
     import jax
 
     from bayes_attn.inference import SamplerConfig, sample
+    from bayes_attn.tasks import markov_token_basis
 
-    B = pos_pc2_basis(task) if basis_name == "pos_pc2" else None
+    B = markov_token_basis(task.x_train, 2) if basis_name == "pos_pc2" else None
     cfg = SamplerConfig(
         attention_scale=scale,
         model="attention",

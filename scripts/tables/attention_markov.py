@@ -9,6 +9,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import load, table  # noqa: E402
 
 
+#: the ``basis`` labels of benchmarks/attention/run.py
+BASES = {
+    "pos_pc2": "pos+PC2",
+    "pos_pc2_centred": "pos+PC2, centred and unwhitened",
+    "none": "every token direction",
+}
+
+
 def render() -> str:
     d = load("benchmarks/attention/results.json", "benchmarks/attention/run.py")
     hand = {(h["P"], h["limit"], h["width"]): h["accuracy"] for h in d["hand_built"]}
@@ -19,7 +27,7 @@ def render() -> str:
             [
                 str(c["P"]),
                 width,
-                "pos+PC2" if c["basis"] == "pos_pc2" else "every token direction",
+                BASES[c["basis"]],
                 str(c["rank"]),
                 f"{c['chains']} × ({c['warmup']} + {c['draws']})",
                 f"{c['accuracy']:.3f}",
