@@ -246,9 +246,8 @@ class SamplerConfig:
     def _check_attention_options(self) -> None:
         if self.model not in ATTENTION_MODELS:
             for name in ATTENTION_OPTIONS:
-                default = "finite" if name == "limit" else None
                 require(
-                    getattr(self, name) == default,
+                    getattr(self, name) == self.__dataclass_fields__[name].default,
                     f"model.{name}",
                     f'is an option of model kind = "attention" or "attention_weights", not {self.model!r}',
                 )

@@ -35,7 +35,8 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
-from ..._errors import InputError, positive, require
+from ..._errors import one_of, positive, renamed, require
+from ...config import LIMITS
 from ...linalg import KernelData, apply_kernel, gaussian_log_marginal
 from ...network import (
     PathKernels,
@@ -56,8 +57,6 @@ from ._weights import weight_shapes, weights_from_latent
 
 #: attention maps stored per draw: those of the first ``N_MAPS`` test inputs
 N_MAPS = 8
-#: ``model.limit`` values
-LIMITS = ("finite", "gp")
 
 
 class AttentionInputs(NamedTuple):
@@ -226,13 +225,11 @@ def check_attention_options(task, rank, basis, limit: str) -> int:
     from ...theory import attention_params, check_basis
 
     attention_params(task)  # refuses fixed attention arrays and hardmax heads, naming them
-    require(limit in LIMITS, "model.limit", f"must be one of {', '.join(LIMITS)}, got {limit!r}")
+    one_of(limit, LIMITS, "model.limit")
     m = task.n0
     if basis is not None:
-        try:
+        with renamed({"basis": "model.basis"}):
             m = int(check_basis(basis, task.n0).shape[1])
-        except InputError as exc:
-            raise InputError(f"model.{exc}") from None
     positive(rank, "model.rank", integer=True)
     require(
         rank <= m,
@@ -279,7 +276,6 @@ __all__ = [
     "AttentionModel",
     "AttentionWeightsModel",
     "AttentionInputs",
-    "LIMITS",
     "N_MAPS",
     "attention_inputs",
     "attention_maps",
