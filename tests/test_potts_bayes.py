@@ -52,17 +52,17 @@ def test_curvature_adjustment_maps_laplace_onto_sandwich():
 
     from bayes_attn.potts import adjust_draws, curvature_adjustment
     from bayes_attn.potts._attention import fa_logits
-    from bayes_attn.potts._bayes import _params, _z_of
+    from bayes_attn.potts._bayes import pl_params, pl_sites
     from bayes_attn.potts._model import pseudo_nll
 
     m, s = _data(M=200)
     lam = map_lambda(len(s), 3, 1.0, 1.0)
     fp, _ = fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(3, 3), lam, tol=1e-9)
     adj = curvature_adjustment(s, fp)
-    flat, unravel = ravel_pytree(_z_of(fp, 3))
+    flat, unravel = ravel_pytree(pl_sites(fp, 3))
 
     def log_pl(x, seqs):
-        return -3 * seqs.shape[0] * pseudo_nll(fa_logits(_params(unravel(x), 3), seqs), seqs)
+        return -3 * seqs.shape[0] * pseudo_nll(fa_logits(pl_params(unravel(x), 3), seqs), seqs)
 
     lp = lambda x: log_pl(x, jnp.asarray(s)) - 0.5 * jnp.sum(x**2)  # noqa: E731  (unit priors)
     H = -np.asarray(jax.hessian(lp)(flat))
@@ -83,7 +83,7 @@ def test_curvature_adjustment_maps_laplace_onto_sandwich():
     z = {"A_off": jnp.asarray(out["A"][0, 3][~np.eye(3, dtype=bool)]), "V": jnp.asarray(out["V"][0, 3])}
     x = np.asarray(ravel_pytree(z)[0])
     y = unravel(jnp.asarray(adj["mode"] + adj["Omega"] @ (x - adj["mode"])))
-    K = np.einsum("ij,ab->ijab", np.asarray(_params(y, 3).A[0]), np.asarray(y["V"]))
+    K = np.einsum("ij,ab->ijab", np.asarray(pl_params(y, 3).A[0]), np.asarray(y["V"]))
     from bayes_attn.potts import zero_sum
 
     np.testing.assert_allclose(

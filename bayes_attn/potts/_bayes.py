@@ -35,13 +35,14 @@ from jax.flatten_util import ravel_pytree
 
 from .._errors import require
 from ._attention import fa_logits
-from ._gauge import gauge_fields, gauge_fix, true_couplings, zero_sum
+from ._gauge import gauge_fields, gauge_fix, symmetrise, true_couplings, zero_sum
 from ._model import pseudo_nll
 from ._params import FactoredParams, as_params
 
 
-def _params(z, L) -> FactoredParams:
-    """The single-head record of the sites ``z`` = {A_off, V, (b)} of :func:`pl_model`."""
+def pl_params(z, L: int) -> FactoredParams:
+    """The single-head record of the sites ``z`` = {A_off, V, (b)} of :func:`pl_model` (the inverse of
+    :func:`pl_sites`); traceable."""
     A = jnp.zeros((L, L), z["V"].dtype).at[~np.eye(L, dtype=bool)].set(z["A_off"])
     return FactoredParams(A[None], z["V"][None], z.get("b"))
 
@@ -57,7 +58,7 @@ def pl_model(
     if scale_b is not None:
         z["b"] = numpyro.sample("b", dist.Normal(0.0, scale_b).expand([L, C]).to_event(2))
     M = s.shape[0]
-    numpyro.factor("pl", -omega * M * L * pseudo_nll(fa_logits(_params(z, L), s), s))
+    numpyro.factor("pl", -omega * M * L * pseudo_nll(fa_logits(pl_params(z, L), s), s))
 
 
 def map_lambda(M: int, L: int, omega: float = 1.0, scale: float = 1.0) -> float:
@@ -79,20 +80,17 @@ def pl_sites(params, L: int) -> dict:
     return z
 
 
-_z_of = pl_sites
-
-
 def _curvature_and_score_covariance(s, params, scale_A, scale_V, scale_b):
     """H = minus the Hessian of the log pseudo-posterior (omega = 1) at ``params`` and J = the
     sum over sequences of the outer products of the centred per-sequence scores, in the flat
     coordinates of ``ravel_pytree`` (A_off, V, b)."""
     s = jnp.asarray(s)
     M, L = s.shape
-    z0 = _z_of(params, L)
+    z0 = pl_sites(params, L)
     flat, unravel = ravel_pytree(z0)
 
     def ell(x, sm):  # log PL of one sequence
-        return -L * pseudo_nll(fa_logits(_params(unravel(x), L), sm[None]), sm[None])
+        return -L * pseudo_nll(fa_logits(pl_params(unravel(x), L), sm[None]), sm[None])
 
     def log_prior(x):
         z = unravel(x)
@@ -166,13 +164,7 @@ def gauged_couplings(A, V, b=None):
     that goes with it (:func:`gauge_fields`; ``None`` without fields).  What :func:`_gauged` computes for
     arrays of draws."""
     K = jnp.einsum("ij,ab->ijab", A, V)
-    S = 0.5 * (K + K.transpose(1, 0, 3, 2))
-    K0 = S - S.mean(-2, keepdims=True) - S.mean(-1, keepdims=True) + S.mean((-2, -1), keepdims=True)
-    if b is None:
-        return K0, None
-    L = A.shape[0]
-    h = b + (K * (1.0 - jnp.eye(L, dtype=K.dtype))[:, :, None, None]).mean(-1).sum(1)
-    return K0, h - h.mean(-1, keepdims=True)
+    return zero_sum(symmetrise(K)), (None if b is None else gauge_fields(b, K))
 
 
 def adjust_draws(out: dict, adjustment: dict) -> dict:
@@ -260,6 +252,7 @@ def pool_coverage(results) -> dict:
 __all__ = [
     "pl_model",
     "pl_sites",
+    "pl_params",
     "map_lambda",
     "sandwich_omega",
     "curvature_adjustment",

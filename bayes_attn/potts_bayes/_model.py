@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax.numpy as jnp
-import numpy as np
 from numpyro.infer.util import potential_energy
 
-from ..potts import gauged_couplings, pl_model
+from ..potts import gauged_couplings, pl_model, pl_params
 
 
 class PseudoPosteriorArgs(NamedTuple):
@@ -74,13 +73,12 @@ class PseudoPosteriorModel:
         """Stored per draw: ``A`` (zero diagonal), ``V``, ``K0`` and, with fields, ``b`` and ``h0``.  The
         parameters are always stored (the sandwich adjustment maps them), so ``store_weights`` changes
         nothing."""
-        L = self.L
-        A = jnp.zeros((L, L), z["V"].dtype).at[~np.eye(L, dtype=bool)].set(z["A_off"])
-        b = z.get("b")
-        K0, h0 = gauged_couplings(A, z["V"], b)
-        out = {"A": A, "V": z["V"], "K0": K0}
-        if b is not None:
-            out.update(b=b, h0=h0)
+        p = pl_params(z, self.L)
+        A, V = p.A[0], p.V[0]
+        K0, h0 = gauged_couplings(A, V, p.b)
+        out = {"A": A, "V": V, "K0": K0}
+        if p.b is not None:
+            out.update(b=p.b, h0=h0)
         return out
 
 
