@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,3 +178,20 @@ def test_attention_benchmark_smoke(tmp_path):
     assert case["limit"] == "gp" and case["basis"] == "pos_pc2" and 0 <= case["accuracy"] <= 1
     assert len(case["accuracy_per_chain"]) == 4 and case["gradients"] > 0 and case["attention_scale"] > 0
     assert [h["limit"] for h in res["hand_built"]] == ["gp"] and 0.5 <= res["hand_built"][0]["accuracy"] <= 1
+    with np.load(tmp_path / case["maps_file"]) as maps:  # posterior mean attention of the first test inputs
+        a1, a2 = maps["attention_1"], maps["attention_2"]
+        assert a1.shape[0] == a2.shape[0] == maps["x_test"].shape[0] and a1.shape[-2:] == a2.shape[-2:]
+        np.testing.assert_allclose(a1.sum(axis=-2), 1.0, rtol=1e-9)  # a mean of maps normalised over keys
+
+
+@pytest.mark.slow
+def test_gd_markov_benchmark_smoke(tmp_path):
+    """benchmarks/attention/gd_markov.py at tiny sizes: the GD network's accuracy and the theory at its attention."""
+    out = tmp_path / "gd.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "attention" / "gd_markov.py"), "--smoke", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["P"] == 40 and run["config"]["heads"] == [2, 2] and 1 <= run["best_step"] <= 40
+    for k in ("test_accuracy", "best_val_accuracy", "theory_at_gd_attention", "gp_at_gd_attention"):
+        assert 0 <= run[k] <= 1

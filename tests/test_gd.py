@@ -109,3 +109,38 @@ def test_pruning_curves_and_rank_correlation(small):
     assert rho == pytest.approx(1.0)
     with pytest.raises(InputError, match="gd.scores"):
         gd.pruning_orders(params, [1.0, 2.0])
+
+
+def test_holdout_split_is_stratified_disjoint_and_complete():
+    y = np.array([1.0] * 30 + [-1.0] * 10)
+    fit, val = gd.holdout_split(y, 0.2, seed=3)
+    assert len(np.intersect1d(fit, val)) == 0 and sorted(np.concatenate([fit, val])) == list(range(40))
+    assert (np.sum(y[val] == 1), np.sum(y[val] == -1)) == (6, 2)  # round(0.2 * n_c) of each class
+    for bad in (0.0, 1.0):
+        with pytest.raises(InputError, match="gd.val_fraction"):
+            gd.holdout_split(y, bad, seed=0)
+
+
+def test_epoch_batches_visit_every_sequence_once_per_epoch():
+    x, y = np.arange(10.0)[:, None, None], np.arange(10.0)
+    batches = gd.epoch_batches(x, y, batch=3, seed=0)  # 3 batches per epoch, one sequence left out each epoch
+    epochs = [np.concatenate([batches(s)[1] for s in range(1 + 3 * e, 4 + 3 * e)]) for e in range(4)]
+    for seen in epochs:
+        assert len(seen) == 9 and len(set(seen)) == 9
+    assert len(set(np.concatenate(epochs))) == 10 and not all(np.array_equal(epochs[0], e) for e in epochs[1:])
+    np.testing.assert_array_equal(batches(2)[0][:, 0, 0], batches(2)[1])  # x and y stay paired
+    full = gd.epoch_batches(x, y, batch=64, seed=0)
+    assert sorted(full(1)[1]) == list(range(10)) and sorted(full(7)[1]) == list(range(10))
+
+
+def test_train_on_set_learns_a_fixed_set_without_seeing_its_validation_part():
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=6)
+    x = rng.normal(size=(240, 3, 6))
+    y = np.sign(x.mean(axis=1) @ v)
+    cfg = gd.GDConfig(width=8, heads=(2,), d_qk=3, lr=1e-2, batch=48, steps=200, eval_every=25, patience=4)
+    res = gd.train_on_set(cfg, x, y, val_fraction=0.25)
+    _, val = gd.holdout_split(y, 0.25, cfg.seed)
+    assert res.best_val_accuracy == gd.accuracy(res.params, x[val], y[val]) > 0.85
+    with pytest.raises(InputError, match="gd.y"):
+        gd.train_on_set(cfg, x, y[:-1])

@@ -115,3 +115,25 @@ def test_path_inputs_sum_over_tokens():
     xpi = path_inputs(jnp.asarray(task.x_train), v)
     for b, p in itertools.product(range(3), range(2)):
         np.testing.assert_allclose(xpi[b, :, p], task.x_train[b].T @ v[b, p], rtol=1e-12)
+
+
+@pytest.mark.parametrize("G", [2, 5], ids=["projected", "bilinear"])  # 2G < N0 and 2G >= N0 (N0 = 5)
+def test_qk_scores_are_the_definition_and_pooled_attention_reads_one_query(G):
+    from bayes_attn.network import pool, pooled_qk_attention, propagate_paths, qk_scores, softmax_keys
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 6, 5))
+    Q, K = rng.standard_normal((2, 2, G, 5))
+    # A[b,h,s,t] = (K_h x_s) . (Q_h x_t) / sqrt(G), written out term by term
+    ref = np.zeros((3, 2, 6, 6))
+    for b, h, s, t in itertools.product(range(3), range(2), range(6), range(6)):
+        ref[b, h, s, t] = (K[h] @ x[b, s]) @ (Q[h] @ x[b, t]) / np.sqrt(G)
+    np.testing.assert_allclose(qk_scores(x, Q, K), ref, rtol=1e-12, atol=1e-12)
+    om = softmax_keys(jnp.asarray(ref))
+    lower = softmax_keys(jnp.asarray(rng.standard_normal((3, 3, 6, 6))))
+    for readout in ("last", "first", "mean"):
+        top = pooled_qk_attention(x, Q, K, readout)
+        np.testing.assert_allclose(top, pool(om, readout), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(
+            propagate_paths(top, [lower]), path_attention([lower, om], readout), rtol=1e-12, atol=1e-14
+        )

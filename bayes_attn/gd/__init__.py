@@ -11,6 +11,7 @@ from ._model import (
     standard_weights,
     u_gd,
 )
+from ._fixed import epoch_batches, holdout_split, train_on_set
 from ._prune import pruning_curve, pruning_orders, rank_correlation, single_head_drops
 from ._train import GDResult, accuracy, load_gd_params, mse_loss, save_gd, train
 
@@ -26,6 +27,9 @@ __all__ = [
     "export_layers",
     "u_gd",
     "train",
+    "train_on_set",
+    "holdout_split",
+    "epoch_batches",
     "accuracy",
     "mse_loss",
     "save_gd",

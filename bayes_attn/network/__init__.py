@@ -1,6 +1,15 @@
 """The network: specification, fixed attention, path expansion, path kernels (docs/theory.md §1–§4.3)."""
 
-from ._attention import HeadLayer, hardmax_keys, layer_matrices, pool, qk_scores, softmax_keys, w_scores
+from ._attention import (
+    HeadLayer,
+    hardmax_keys,
+    layer_matrices,
+    pool,
+    pooled_qk_attention,
+    qk_scores,
+    softmax_keys,
+    w_scores,
+)
 from ._kernels import PathKernels, path_kernel_matrix, path_kernels, predictive
 from ._paths import (
     apply_layer,
@@ -17,6 +26,7 @@ from ._paths import (
     path_forward,
     path_inputs,
     path_labels,
+    propagate_paths,
     phi,
     project_input,
 )
@@ -31,9 +41,11 @@ __all__ = [
     "hardmax_keys",
     "w_scores",
     "qk_scores",
+    "pooled_qk_attention",
     "layer_matrices",
     "pool",
     "path_attention",
+    "propagate_paths",
     "path_inputs",
     "phi",
     "backward_readouts",

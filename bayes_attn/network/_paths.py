@@ -26,9 +26,14 @@ def path_attention(omegas: Sequence, readout: str):
 
     ``omegas[l]``: ``(P, H_{l+1}, S, S)``; returns ``(P, n_pi, S)``.
     """
-    v = pool(omegas[-1], readout)  # (P, H_L, S) indexed by key
+    return propagate_paths(pool(omegas[-1], readout), omegas[:-1])
+
+
+def propagate_paths(v, lower: Sequence):
+    """Path attention vectors ``(P, n_pi, S)`` from the pooled last-layer attention ``v`` (``(P, H_L, S)``,
+    indexed by key) and the full attention matrices ``lower`` of layers ``1 .. L-1`` (theory.md §2.4)."""
     P, _, S = v.shape
-    for om in reversed(omegas[:-1]):
+    for om in reversed(lower):
         # (Omega^(l) v)_k = sum_q Omega_kq v_q; the lower layer's head becomes most significant
         v = jnp.einsum("bgkq,bpq->bgpk", om, v).reshape(P, -1, S)
     return v

@@ -66,7 +66,12 @@ def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=Non
     st, wst = dt["sample_stats"].ds, dt["warmup_sample_stats"].ds
     mean = f.mean(("chain", "draw")).values
     per_chain = [float(np.mean(np.sign(f.sel(chain=c).mean("draw").values) == task.y_test)) for c in f.chain.values]
-    return {
+    maps = {
+        k: dt["posterior"].ds[k].mean(("chain", "draw")).values
+        for k in dt["posterior"].ds
+        if k.startswith("attention_")
+    }
+    return maps, {
         "limit": limit,
         "width": None if limit == "gp" else int(spec.widths[0]),
         "basis": basis_name,
@@ -131,9 +136,13 @@ def main(argv=None) -> None:
                     if time.perf_counter() - t_start > args.deadline_s:
                         out["stopped_at_deadline"] = True
                         break
-                    case = run_case(
+                    maps, case = run_case(
                         task, spec, limit, basis, args.rank, args.warmup, args.draws, seed=0, scale=args.attention_scale
                     )
+                    tag = f"P{P}_{'gp' if limit == 'gp' else f'N{N}'}_{basis}_r{args.rank}"
+                    maps_file = path.with_name(f"{path.stem}_maps_{tag}.npz")
+                    np.savez_compressed(maps_file, **maps, x_test=task.x_test[: len(next(iter(maps.values())))])
+                    case["maps_file"] = maps_file.name
                     out["cases"].append(case)
                     print(json.dumps(case), flush=True)
                     path.write_text(json.dumps(out, indent=1))

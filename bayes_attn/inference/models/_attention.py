@@ -43,7 +43,8 @@ from ...network import (
     effective_weights,
     forward_paths,
     gram,
-    path_attention,
+    pooled_qk_attention,
+    propagate_paths,
     path_inputs,
     phi as make_phi,
     predictive,
@@ -80,9 +81,18 @@ def attention_maps(z: dict, heads, scale, xa) -> list:
     return [softmax_keys(qk_scores(xa, scale * z[f"z_Q{l}"], scale * z[f"z_K{l}"])) for l in range(1, len(heads) + 1)]
 
 
+def attention_paths(z: dict, heads, scale, xa, readout: str):
+    """Path attention vectors ``(B, n_pi, S)`` at the sites ``z``: ``path_attention(attention_maps(...))`` with
+    the last layer's attention formed only for the query the readout reads (``pooled_qk_attention``)."""
+    L = len(heads)
+    lower = attention_maps(z, heads[:-1], scale, xa)
+    top = pooled_qk_attention(xa, scale * z[f"z_Q{L}"], scale * z[f"z_K{L}"], readout)
+    return propagate_paths(top, lower)
+
+
 def attention_phi(z: dict, heads, scale, xa, x, readout: str, sigma2_input):
     """``Phi`` (docs/theory.md eq. (4.1b)) of the inputs ``x`` under the attention of the sites ``z``."""
-    return make_phi(path_inputs(x, path_attention(attention_maps(z, heads, scale, xa), readout)), sigma2_input)
+    return make_phi(path_inputs(x, attention_paths(z, heads, scale, xa, readout)), sigma2_input)
 
 
 @dataclass(frozen=True)
@@ -186,7 +196,7 @@ class AttentionWeightsModel(AttentionModel):
     def _xpi(self, z, args: ModelArgs, split: str):
         inp = args.inputs
         xa, x = (inp.xa_train, inp.x_train) if split == "train" else (inp.xa_test, inp.x_test)
-        return path_inputs(x, path_attention(attention_maps(z, self.heads, inp.scale, xa), self.readout))
+        return path_inputs(x, attention_paths(z, self.heads, inp.scale, xa, self.readout))
 
     def numpyro_model(self, args: ModelArgs):
         z = {
