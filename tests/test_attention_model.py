@@ -219,6 +219,8 @@ def test_bad_settings_elsewhere():
         SamplerConfig(model="collapsed", rank=2)
     with pytest.raises(InputError, match='^model.limit: kind = "attention_weights" samples a finite network'):
         build_model(task, spec, "attention_weights", rank=1, limit="gp")
+    with pytest.raises(InputError, match='^model.limit: kind = "attention_weights" samples a finite network'):
+        SamplerConfig(model="attention_weights", rank=1, limit="gp")  # refused when the config is read, too
     with pytest.raises(InputError, match="^sampler.init: 'prior' starts the attention model"):
         SamplerConfig(model="weights", init="prior")
     fixed = Task(

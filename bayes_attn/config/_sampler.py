@@ -262,6 +262,11 @@ class SamplerConfig:
             positive(self.attention_scale, "model.attention_scale")
         one_of(self.limit, LIMITS, "model.limit")
         require(
+            self.model != "attention_weights" or self.limit == "finite",
+            "model.limit",
+            'kind = "attention_weights" samples a finite network (limit = "finite")',
+        )
+        require(
             self.basis is None or isinstance(self.basis, str),
             "model.basis",
             f"must be the path of an .npy file, got {self.basis!r}",
