@@ -40,6 +40,10 @@ CONFIGS = {
     "qk rank 4 P=400 T=0.1 basis pos+PC2, 300 steps": ("qk", 400, 0.1, None, 2, 0.03, 300, 4),
     "qk rank 4 P=1000 T=0.1 basis pos+PC2, 200 steps": ("qk", 1000, 0.1, None, 2, 0.03, 200, 4),
     "qk rank 16 P=400 T=0.1 basis pos+PC2, 300 steps": ("qk", 400, 0.1, None, 2, 0.03, 300, 16),
+    # the sampled-attention comparison (docs/attention.md): P = 100, the rank 4 of the best run above and the
+    # full rank 33 of the basis, which the sampled runs use
+    "qk rank 4 P=100 T=0.1 basis pos+PC2, 300 steps": ("qk", 100, 0.1, None, 2, 0.03, 300, 4),
+    "qk rank 33 P=100 T=0.1 basis pos+PC2, 300 steps": ("qk", 100, 0.1, None, 2, 0.03, 300, 33),
 }
 
 

@@ -178,6 +178,8 @@ def test_attention_benchmark_smoke(tmp_path):
     assert case["limit"] == "gp" and case["basis"] == "pos_pc2" and 0 <= case["accuracy"] <= 1
     assert len(case["accuracy_per_chain"]) == 4 and case["gradients"] > 0 and case["attention_scale"] > 0
     assert [h["limit"] for h in res["hand_built"]] == ["gp"] and 0.5 <= res["hand_built"][0]["accuracy"] <= 1
+    (prior,) = res["prior_draws"]  # the predictor at 4 prior draws of the attention ("random heads")
+    assert prior["limit"] == "gp" and len(prior["accuracy"]) == 4 and all(0 <= a <= 1 for a in prior["accuracy"])
     with np.load(tmp_path / case["maps_file"]) as maps:  # posterior mean attention of the first test inputs
         a1, a2 = maps["attention_1"], maps["attention_2"]
         assert a1.shape[0] == a2.shape[0] == maps["x_test"].shape[0] and a1.shape[-2:] == a2.shape[-2:]

@@ -39,6 +39,23 @@ def hand_built_accuracy(task, spec, gp: bool = False) -> float:
     return float(np.mean(np.sign(np.asarray(m)) == task.y_test))
 
 
+def prior_draw_accuracy(task, spec, limit, basis_name, rank, seed, scale=None, draws: int = 4) -> list[float]:
+    """Test accuracy of the predictor at independent prior draws of the attention (the chains' starting points):
+    "random heads" of the prior the posterior is sampled under."""
+    import jax
+
+    from bayes_attn.inference.models import build_model, prior_positions
+    from bayes_attn.tasks import markov_token_basis
+
+    B = markov_token_basis(task.x_train, 2) if basis_name == "pos_pc2" else None
+    model, args = build_model(
+        task, spec, "attention", path_inputs=False, rank=rank, basis=B, attention_scale=scale, limit=limit
+    )
+    z = prior_positions(model, spec, draws, seed)
+    f = jax.vmap(lambda zz: model.derived(zz, args)["f"])(z)
+    return [float(np.mean(np.sign(np.asarray(fi)) == task.y_test)) for fi in f]
+
+
 def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=None) -> dict:
     import arviz as az
     import jax
@@ -107,6 +124,11 @@ def main(argv=None) -> None:
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--deadline-s", type=float, default=float("inf"), help="start no case after this many seconds")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (the test suite)")
+    ap.add_argument(
+        "--references-only",
+        action="store_true",
+        help="only the references (hand-built heads, prior draws of the attention), no sampling",
+    )
     args = ap.parse_args(argv)
     import bayes_attn  # noqa: F401  (x64)
     from bayes_attn.tasks import markov_task
@@ -116,7 +138,13 @@ def main(argv=None) -> None:
     else:
         n_test = 1000
     t_start = time.perf_counter()
-    out = {"machine": platform.machine(), "cases": [], "hand_built": [], "stopped_at_deadline": False}
+    out = {
+        "machine": platform.machine(),
+        "cases": [],
+        "hand_built": [],
+        "prior_draws": [],
+        "stopped_at_deadline": False,
+    }
     path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
     for P in args.P:
@@ -133,6 +161,20 @@ def main(argv=None) -> None:
                     }
                 )
                 for basis in args.bases:
+                    out["prior_draws"].append(
+                        {
+                            "P": P,
+                            "limit": limit,
+                            "width": N if limit == "finite" else None,
+                            "basis": basis,
+                            "rank": args.rank,
+                            "accuracy": prior_draw_accuracy(
+                                task, spec, limit, basis, args.rank, seed=0, scale=args.attention_scale
+                            ),
+                        }
+                    )
+                    if args.references_only:
+                        continue
                     if time.perf_counter() - t_start > args.deadline_s:
                         out["stopped_at_deadline"] = True
                         break
