@@ -182,7 +182,7 @@ def test_attention_benchmark_smoke(tmp_path):
     assert prior["limit"] == "gp" and len(prior["accuracy"]) == 4 and all(0 <= a <= 1 for a in prior["accuracy"])
     with np.load(tmp_path / case["maps_file"]) as maps:  # posterior mean attention of the first test inputs
         a1, a2 = maps["attention_1"], maps["attention_2"]
-        assert a1.shape[0] == a2.shape[0] == maps["x_test"].shape[0] and a1.shape[-2:] == a2.shape[-2:]
+        assert 1 <= a1.shape[0] == a2.shape[0] <= 8 and a1.shape[-2:] == a2.shape[-2:]
         np.testing.assert_allclose(a1.sum(axis=-2), 1.0, rtol=1e-9)  # a mean of maps normalised over keys
 
 
@@ -195,5 +195,5 @@ def test_gd_markov_benchmark_smoke(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     (run,) = json.loads(out.read_text())["runs"]
     assert run["P"] == 40 and run["config"]["heads"] == [2, 2] and 1 <= run["best_step"] <= 40
-    for k in ("test_accuracy", "best_val_accuracy", "theory_at_gd_attention", "gp_at_gd_attention"):
+    for k in ("test_accuracy", "train_accuracy", "best_val_accuracy", "theory_at_gd_attention", "gp_at_gd_attention"):
         assert 0 <= run[k] <= 1

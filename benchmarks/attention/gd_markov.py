@@ -43,11 +43,14 @@ def run_one(task, cfg, temperature: float) -> dict:
     res = gd.train_on_set(cfg, task.x_train, task.y_train, val_fraction=0.2)
     wall = time.perf_counter() - t0
     test = gd.accuracy(res.params, task.x_test, task.y_test, cfg.readout)
+    fit, _ = gd.holdout_split(task.y_train, 0.2, cfg.seed)
+    train = gd.accuracy(res.params, task.x_train[fit], task.y_train[fit], cfg.readout)
     gd_task = Task(task.x_train, task.y_train, task.x_test, task.y_test, gd.export_layers(res.params), name="gd")
     spec = gd_task.spec(width=cfg.width, temperature=temperature, readout=cfg.readout)
     return {
         "seed": cfg.seed,
         "test_accuracy": test,
+        "train_accuracy": train,
         "best_val_accuracy": res.best_val_accuracy,
         "best_step": res.best_step,
         "stopped_early": res.stopped_early,
@@ -64,6 +67,8 @@ def main(argv=None) -> None:
     ap.add_argument("--width", type=int, default=100)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=4000)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--patience", type=int, default=20, help="evaluations (every steps/80) without a better one")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (the test suite)")
     args = ap.parse_args(argv)
     import bayes_attn  # noqa: F401  (x64)
@@ -83,12 +88,12 @@ def main(argv=None) -> None:
                 heads=task.heads,
                 d_qk=16,
                 readout=readout,
-                lr=1e-3,
+                lr=args.lr,
                 weight_decay=5e-5,
                 batch=32,
                 steps=args.steps,
                 eval_every=max(args.steps // 80, 1),
-                patience=20,
+                patience=args.patience,
                 seed=seed,
             )
             row = {"P": P, "config": asdict(cfg), **run_one(task, cfg, out["temperature"])}

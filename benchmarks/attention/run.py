@@ -183,7 +183,7 @@ def main(argv=None) -> None:
                     )
                     tag = f"P{P}_{'gp' if limit == 'gp' else f'N{N}'}_{basis}_r{args.rank}"
                     maps_file = path.with_name(f"{path.stem}_maps_{tag}.npz")
-                    np.savez_compressed(maps_file, **maps, x_test=task.x_test[: len(next(iter(maps.values())))])
+                    np.savez_compressed(maps_file, **maps)
                     case["maps_file"] = maps_file.name
                     out["cases"].append(case)
                     print(json.dumps(case), flush=True)

@@ -2,7 +2,7 @@
 1000 test sequences): the theory at the hand-built heads and at prior draws of the attention
 (benchmarks/attention/references.json, ``run.py --references-only``), evidence-learned heads
 (docs/figures/learn_markov_scan.json, examples/learn_attention_markov_scan.py), the gradient-trained network
-and the theory at its queries and keys (benchmarks/attention/gd_markov.json, gd_markov.py), and the posterior
+and the theory at its queries and keys (benchmarks/attention/gd_markov.json and, without early stopping, gd_markov_no_stopping.json; gd_markov.py), and the posterior
 predictive of the sampled attention (benchmarks/attention/cpu_*.json, run.py)."""
 
 import statistics
@@ -36,16 +36,23 @@ def _spread(values) -> str:
 def render() -> str:
     ref = load("benchmarks/attention/references.json", "benchmarks/attention/run.py --references-only")
     gd = load("benchmarks/attention/gd_markov.json", "benchmarks/attention/gd_markov.py")
+    long = load("benchmarks/attention/gd_markov_no_stopping.json", "benchmarks/attention/gd_markov.py --patience 1000")
     scan = figure("learn_markov_scan.json", "examples/learn_attention_markov_scan.py")
-    sampled = [c for rel in SAMPLED if (ROOT / rel).is_file() for c in load(rel, "benchmarks/attention/run.py")["cases"]]
+    sampled = [
+        c for rel in SAMPLED if (ROOT / rel).is_file() for c in load(rel, "benchmarks/attention/run.py")["cases"]
+    ]
     rows = []
     for P in sorted({h["P"] for h in ref["hand_built"]} | {r["P"] for r in gd["runs"]}):
         hand = {h["limit"]: h["accuracy"] for h in ref["hand_built"] if h["P"] == P}
         if hand:
-            rows.append([P, "hand-built heads (good, rand / unif, rand), theory", _pct(hand["gp"]), _pct(hand["finite"]), ""])
+            rows.append(
+                [P, "hand-built heads (good, rand / unif, rand), theory", _pct(hand["gp"]), _pct(hand["finite"]), ""]
+            )
         for pr in ref["prior_draws"]:
             if pr["P"] == P and pr["limit"] == "finite":
-                gp = next(q for q in ref["prior_draws"] if q["P"] == P and q["limit"] == "gp" and q["basis"] == pr["basis"])
+                gp = next(
+                    q for q in ref["prior_draws"] if q["P"] == P and q["limit"] == "gp" and q["basis"] == pr["basis"]
+                )
                 rows.append(
                     [
                         P,
@@ -78,7 +85,8 @@ def render() -> str:
                     f"gradient-trained network (width {w}, learned Q/K on the tokens), its own output",
                     "–",
                     _spread([r["test_accuracy"] for r in runs]),
-                    f"AdamW, early stopping on a held-out fifth; median {cost:.0f} s to train",
+                    f"AdamW, early stopping on a held-out fifth; training accuracy "
+                    f"{_spread([r['train_accuracy'] for r in runs])}; median {cost:.0f} s to train",
                 ]
             )
             rows.append(
@@ -88,6 +96,18 @@ def render() -> str:
                     _spread([r["gp_at_gd_attention"] for r in runs]),
                     _spread([r["theory_at_gd_attention"] for r in runs]),
                     "",
+                ]
+            )
+        for r in (r for r in long["runs"] if r["P"] == P):
+            rows.append(
+                [
+                    P,
+                    f"gradient-trained network, {r['config']['steps']} steps without early stopping "
+                    f"(lr {r['config']['lr']:g}), its own output",
+                    "–",
+                    _pct(r["test_accuracy"]),
+                    f"training accuracy {_pct(r['train_accuracy'])}; best validation {_pct(r['best_val_accuracy'])} "
+                    f"at step {r['best_step']}",
                 ]
             )
         cases = [c for c in sampled if c["P"] == P]
