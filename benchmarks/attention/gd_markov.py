@@ -16,23 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
-
-
-def theory_accuracy(task, spec, gp: bool) -> float:
-    from bayes_attn.theory import gp_predict, predict, solve
-
-    ph_tr, ph_te = task.phi("train", spec), task.phi("test", spec)
-    if gp:
-        m, _ = gp_predict(spec, ph_tr, ph_te, task.y_train)
-    else:
-        sol = solve(spec, ph_tr, task.y_train, warn=False)
-        m, _ = predict(sol.Us[0], ph_tr, ph_te, task.y_train, spec.temperature)
-    return float(np.mean(np.sign(np.asarray(m)) == task.y_test))
+sys.path.insert(0, str(Path(__file__).parent))
+from run import hand_built_accuracy as theory_accuracy  # noqa: E402  (the theory's accuracy at a task's heads)
 
 
 def run_one(task, cfg, temperature: float) -> dict:

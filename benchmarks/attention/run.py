@@ -27,7 +27,8 @@ import numpy as np
 
 
 def hand_built_accuracy(task, spec, gp: bool = False) -> float:
-    """Test accuracy of the theory's predictor with the task's hand-built heads (saddle point, or the GP limit)."""
+    """Test accuracy of the theory's predictor with the task's heads (saddle point, or the GP limit): the hand-built
+    heads here, the GD network's exported Q/K in gd_markov.py."""
     from bayes_attn.theory import gp_predict, predict, solve
 
     ph_tr, ph_te = task.phi("train", spec), task.phi("test", spec)
