@@ -292,3 +292,17 @@ def test_renamed_maps_library_names_onto_flags_and_leaves_others():
     with pytest.raises(InputError, match="^lr: "):  # not in the map: unchanged
         with renamed({"steps": "--steps"}):
             positive(-1.0, "lr")
+
+
+@pytest.mark.parametrize("style", ["w", "qk"])
+@pytest.mark.parametrize("readout", ["last", "mean"])
+def test_phi_of_is_phi_of_the_full_attention_maps(style, readout):
+    """phi_of forms only the read query of a qk last layer; the numbers are those of the full maps (2.4a), (4.1b)."""
+    from bayes_attn.network import path_attention, path_inputs, phi
+    from bayes_attn.theory._learn import attention_matrices
+
+    task = random_task(P=5, Q=2, S=4, n0=4, heads=(2, 2), seed=2, style=style)
+    params = attention_params(task)
+    x = jnp.asarray(task.x_train)
+    full = phi(path_inputs(x, path_attention(attention_matrices(params, x), readout)), 0.7)
+    np.testing.assert_allclose(phi_of(params, x, readout, 0.7), full, rtol=1e-12, atol=1e-14)

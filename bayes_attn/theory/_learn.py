@@ -39,7 +39,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._errors import InputError, positive, require
-from ..network import HeadLayer, path_attention, path_inputs, phi as make_phi, qk_scores, softmax_keys, w_scores
+from ..network import (
+    HeadLayer,
+    path_inputs,
+    phi as make_phi,
+    pool,
+    pooled_qk_attention,
+    propagate_paths,
+    qk_scores,
+    softmax_keys,
+    w_scores,
+)
 from ._evidence import exact_log_evidence, fisher_attention_grad, saddle_attention_grad, saddle_log_evidence
 from ._predictor import predict
 from ._solver import TheoryWarning, solve
@@ -71,8 +81,17 @@ def attention_matrices(params, x) -> list:
 
 
 def phi_of(params, x, readout: str, sigma2_input):
-    """``Phi`` (docs/theory.md eq. (4.1b)) as a differentiable function of the attention parameters."""
-    return make_phi(path_inputs(x, path_attention(attention_matrices(params, x), readout)), sigma2_input)
+    """``Phi`` (docs/theory.md eq. (4.1b)) as a differentiable function of the attention parameters.
+
+    The same as ``path_attention(attention_matrices(params, x), readout)`` propagated to the inputs, but a qk-style
+    last layer forms only the query its readout reads (:func:`~bayes_attn.network.pooled_qk_attention`).
+    """
+    *lower, top = params
+    if "Q" in top:
+        v = pooled_qk_attention(x, top["Q"], top["K"], readout)
+    else:
+        v = pool(softmax_keys(w_scores(x, top["W"])), readout)
+    return make_phi(path_inputs(x, propagate_paths(v, attention_matrices(lower, x))), sigma2_input)
 
 
 def with_attention(task, params, name: str | None = None):
