@@ -13,7 +13,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import ROOT, figure, load, table  # noqa: E402
 
 #: the sampled runs (benchmarks/attention/run.py on the 2-core machine), one file per case group
-SAMPLED = ("benchmarks/attention/cpu_gp.json", "benchmarks/attention/cpu_n100.json")
+SAMPLED = (
+    "benchmarks/attention/cpu_gp.json",
+    "benchmarks/attention/cpu_n100.json",
+    "benchmarks/attention/cpu_gp_r4.json",
+    "benchmarks/attention/cpu_n100_r4.json",
+)
 #: evidence-learned configurations of examples/learn_attention_markov_scan.py shown here, with their label
 EVIDENCE = {
     "qk P=100 T=0.1": "every token direction, rank 2",
