@@ -43,20 +43,16 @@ def w_scores(x, W, beta=1.0):
     return beta * jnp.einsum("bsi,hij,btj->bhst", x, W, x)
 
 
-def qk_scores(x, Q, K):
-    """qk-style scores ``A[b,h,s,t] = k_s . q_t / sqrt(G)``; ``Q, K``: ``(H, G, N0)``.
+def qk_scores(x, Q, K, xq=None):
+    """qk-style scores ``A[b,h,s,t] = k_s . q_t / sqrt(G)``; ``Q, K``: ``(H, G, N0)``; keys from ``x``
+    (``(P, S, N0)``), queries from ``xq`` (``(P, T, N0)``, default ``x``: every query).
 
-    When ``2 G >= N0`` the scores are formed as the bilinear form ``x_s^T M x_t`` with ``M = K^T Q / sqrt(G)``
-    (``(H, N0, N0)``, formed once), which takes fewer operations than projecting every token onto ``G`` query and
-    ``G`` key directions; otherwise from the projected keys and queries.  The same numbers up to rounding.
+    One contraction of the four factors; ``jnp.einsum`` orders it by operation count, so with ``2 G >= N0`` it
+    forms the bilinear form ``K^T Q`` once per head and otherwise projects the tokens onto ``G`` key and query
+    directions (the same numbers up to rounding).
     """
-    G, n0 = Q.shape[-2], Q.shape[-1]
-    if 2 * G >= n0:
-        M = jnp.einsum("hgi,hgj->hij", K, Q) / jnp.sqrt(G)
-        return jnp.einsum("bhsj,btj->bhst", jnp.einsum("bsi,hij->bhsj", x, M), x)
-    q = jnp.einsum("hgi,bti->bhtg", Q, x)
-    k = jnp.einsum("hgi,bsi->bhsg", K, x)
-    return jnp.einsum("bhsg,bhtg->bhst", k, q) / jnp.sqrt(G)
+    xq = x if xq is None else xq
+    return jnp.einsum("hgi,bsi,hgj,btj->bhst", K, x, Q, xq, optimize="optimal") / jnp.sqrt(Q.shape[-2])
 
 
 def pooled_qk_attention(x, Q, K, readout: str):
@@ -67,15 +63,8 @@ def pooled_qk_attention(x, Q, K, readout: str):
     """
     if readout not in ("last", "first"):
         return pool(softmax_keys(qk_scores(x, Q, K)), readout)
-    xt = x[:, -1 if readout == "last" else 0, :]  # (P, N0): the query token
-    G, n0 = Q.shape[-2], Q.shape[-1]
-    if 2 * G >= n0:  # the bilinear form, as in qk_scores
-        M = jnp.einsum("hgi,hgj->hij", K, Q) / jnp.sqrt(G)
-        scores = jnp.einsum("bsi,bhi->bhs", x, jnp.einsum("hij,bj->bhi", M, xt))
-    else:
-        q = jnp.einsum("hgi,bi->bhg", Q, xt)
-        scores = jnp.einsum("bhsg,bhg->bhs", jnp.einsum("hgi,bsi->bhsg", K, x), q) / jnp.sqrt(G)
-    return softmax_keys(scores[..., None])[..., 0]
+    t = -1 if readout == "last" else 0
+    return softmax_keys(qk_scores(x, Q, K, x[:, t : t + 1 if t >= 0 else None, :]))[..., 0]
 
 
 def layer_matrices(x, style: str, arrays, hard: bool = False):
