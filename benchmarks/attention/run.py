@@ -1,7 +1,7 @@
 """Sampled attention on the hidden-Markov task (docs/attention.md): posterior predictive accuracy against the
 hand-built heads, in one script that runs where there is time (hours on 2 CPU cores, minutes on one GPU).
 
-Cases (each ``[model] kind = "attention"``, NUTS, 4 chains, T = 0.1, chains from prior draws, default prior
+Cases (each ``[model] kind = "attention"``, NUTS, ``--chains`` chains (4), T = 0.1, chains from prior draws, default prior
 scale): the GP limit and finite width ``N`` for each ``P``, with the attention reading every token direction
 (``basis = none``) or the label-free basis of the 31 positions and the two leading principal directions of the
 content part of the training tokens, whitened (``basis = pos_pc2``: :func:`bayes_attn.tasks.markov_token_basis`, the
@@ -57,7 +57,7 @@ def prior_draw_accuracy(task, spec, limit, basis_name, rank, seed, scale=None, d
     return [float(np.mean(np.sign(np.asarray(fi)) == task.y_test)) for fi in f]
 
 
-def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=None) -> dict:
+def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=None, chains: int = 4) -> dict:
     import arviz as az
     import jax
 
@@ -70,7 +70,7 @@ def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=Non
         model="attention",
         rank=rank,
         limit=limit,
-        chains=4,
+        chains=chains,
         warmup=warmup,
         draws=draws,
         seed=seed,
@@ -96,11 +96,13 @@ def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=Non
         "rank": rank,
         "P": int(task.x_train.shape[0]),
         "temperature": float(spec.temperature),
-        "chains": 4,
+        "chains": chains,
         "warmup": warmup,
         "draws": draws,
         "accuracy": float(np.mean(np.sign(mean) == task.y_test)),
         "accuracy_per_chain": per_chain,
+        # the mean log density per chain: chains at different levels sit in different modes (not slow mixing)
+        "lp_per_chain": [float(v) for v in st["lp"].mean("draw").values],
         "max_rhat_f": float(az.rhat(f).max()),
         "min_ess_bulk_f": float(az.ess(f, method="bulk").min()),
         "divergences": int(st["diverging"].sum()),
@@ -121,6 +123,7 @@ def main(argv=None) -> None:
     ap.add_argument("--bases", nargs="+", default=["pos_pc2", "none"])
     ap.add_argument("--rank", type=int, default=2)
     ap.add_argument("--attention-scale", type=float, default=None, help="prior scale (default: the model's)")
+    ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--deadline-s", type=float, default=float("inf"), help="start no case after this many seconds")
@@ -180,7 +183,16 @@ def main(argv=None) -> None:
                         out["stopped_at_deadline"] = True
                         break
                     maps, case = run_case(
-                        task, spec, limit, basis, args.rank, args.warmup, args.draws, seed=0, scale=args.attention_scale
+                        task,
+                        spec,
+                        limit,
+                        basis,
+                        args.rank,
+                        args.warmup,
+                        args.draws,
+                        seed=0,
+                        scale=args.attention_scale,
+                        chains=args.chains,
                     )
                     tag = f"P{P}_{'gp' if limit == 'gp' else f'N{N}'}_{basis}_r{args.rank}"
                     maps_file = path.with_name(f"{path.stem}_maps_{tag}.npz")

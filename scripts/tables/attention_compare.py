@@ -3,7 +3,8 @@
 (benchmarks/attention/references.json, ``run.py --references-only``), evidence-learned heads
 (docs/figures/learn_markov_scan.json, examples/learn_attention_markov_scan.py), the gradient-trained network
 and the theory at its queries and keys (benchmarks/attention/gd_markov.json and, without early stopping, gd_markov_no_stopping.json; gd_markov.py), and the posterior
-predictive of the sampled attention (benchmarks/attention/cpu_*.json, run.py)."""
+predictive of the sampled attention (benchmarks/attention/cpu_*.json on the 2-core machine, gpu_*.json on one
+H200; run.py)."""
 
 import statistics
 import sys
@@ -12,13 +13,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import ROOT, figure, load, table  # noqa: E402
 
-#: the sampled runs (benchmarks/attention/run.py on the 2-core machine), one file per case group
+#: the sampled runs (benchmarks/attention/run.py), one file per case group: on the 2-core machine (cpu_*) and on one
+#: H200 GPU (gpu_*, more and longer chains)
 SAMPLED = (
     "benchmarks/attention/cpu_gp.json",
     "benchmarks/attention/cpu_n100.json",
     "benchmarks/attention/cpu_gp_r4.json",
     "benchmarks/attention/cpu_n100_r4.json",
+    "benchmarks/attention/gpu_r4.json",
+    "benchmarks/attention/gpu_r4_n100.json",
 )
+
+
+def _where(case) -> str:
+    return "one H200" if case["device"].startswith("cuda") else "one CPU core"
 #: evidence-learned configurations of examples/learn_attention_markov_scan.py shown here, with their label
 EVIDENCE = {
     "qk P=100 T=0.1": "every token direction, rank 2",
@@ -30,6 +38,23 @@ EVIDENCE = {
 
 def _pct(a) -> str:
     return f"{100 * a:.1f} %"
+
+
+def _chains(case) -> str:
+    """Per-chain accuracy range and its rank correlation with the chain's mean log density: chains at different
+    density levels that predict differently sit in different modes."""
+    from scipy.stats import spearmanr
+
+    acc, lp = case["accuracy_per_chain"], case["lp_per_chain"]
+    rho = spearmanr(acc, lp).statistic
+    return (
+        f", chains {_pct(min(acc))}–{_pct(max(acc))}, mean log density spread {max(lp) - min(lp):.1f} nats, "
+        f"Spearman ρ(log density, accuracy) {rho:.2f}"
+    )
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
 def _spread(values) -> str:
@@ -116,8 +141,8 @@ def render() -> str:
                 ]
             )
         cases = [c for c in sampled if c["P"] == P]
-        for basis, rank in sorted({(c["basis"], c["rank"]) for c in cases}):
-            by = {c["limit"]: c for c in cases if (c["basis"], c["rank"]) == (basis, rank)}
+        for basis, rank, where in sorted({(c["basis"], c["rank"], _where(c)) for c in cases}, key=lambda k: k[::-1]):
+            by = {c["limit"]: c for c in cases if (c["basis"], c["rank"], _where(c)) == (basis, rank, where)}
 
             def cell(limit):
                 c = by.get(limit)
@@ -125,15 +150,19 @@ def render() -> str:
 
             notes = "; ".join(
                 f"{'GP' if k == 'gp' else 'N = ' + str(c['width'])}: R-hat {c['max_rhat_f']:.3f}, "
-                f"ESS {c['min_ess_bulk_f']:.0f}, {c['chains']} × ({c['warmup']} + {c['draws']}), {c['wall_s'] / 60:.0f} min"
+                f"ESS {c['min_ess_bulk_f']:.0f}, {c['chains']} × ({c['warmup']} + {c['draws']}), {_minutes(c['wall_s'])}"
+                + (_chains(c) if c["chains"] > 4 else "")
                 for k, c in sorted(by.items())
             )
             label = basis.replace("_", "+").replace("pc2", "PC2")
-            rows.append([P, f"**posterior over Q/K** ({label}, rank {rank}), NUTS", cell("gp"), cell("finite"), notes])
+            rows.append(
+                [P, f"**posterior over Q/K** ({label}, rank {rank}), NUTS on {where}", cell("gp"), cell("finite"), notes]
+            )
     head = ["P", "attention", "GP limit", "N = 100", "notes"]
     return (
         table(head, rows)
         + "\nAccuracy of the sign of the predictor (the posterior mean of f for sampled attention) on the 1000 test "
         "sequences; T = 0.1. R-hat and ESS: the largest R-hat and smallest bulk ESS of f over the test sequences; "
-        f"2-core machine ({ref['machine']}), one core per run.\n"
+        f"2-core machine ({ref['machine']}), one core per run, except the rows sampled on one H200 GPU (float64); "
+        "wall times include compilation.\n"
     )
