@@ -49,10 +49,17 @@ def markov_sequences(n: int, seed: int, noise=(1.0, 1.0, 1.0), p_stay=(0.7, 0.3)
         keep = rng.random(n) < stay
         states[:, t] = np.where(keep, states[:, t - 1], -states[:, t - 1])
     z = rng.standard_normal((n, N_STEPS, D_FEAT))
-    xi = np.where(states[..., None] > 0, v_plus, v_minus) + z @ noise_map
-    feats = np.concatenate([np.zeros((n, 1, D_FEAT)), xi], axis=1)  # BOS token first
-    pos = np.broadcast_to(np.eye(S_TOKENS), (n, S_TOKENS, S_TOKENS))
-    return np.concatenate([feats, pos], axis=2), labels
+    # emission + noise, written into one preallocated array (each temporary of this size costs more in fresh
+    # memory pages than in arithmetic; the sums are the same numbers as v_{s_t} + z @ noise_map)
+    xi = z @ noise_map
+    up = states > 0
+    xi[up] += v_plus
+    xi[~up] += v_minus
+    x = np.empty((n, S_TOKENS, N0))
+    x[:, 0, :D_FEAT] = 0.0  # BOS token first
+    x[:, 1:, :D_FEAT] = xi
+    x[:, :, D_FEAT:] = np.eye(S_TOKENS)  # one-hot positions
+    return x, labels
 
 
 def markov_head_W(kind: str, p_blank: float = 1.0, seed: int = 0) -> np.ndarray:
