@@ -4,8 +4,10 @@ killed writer left behind."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 import tomllib
 from pathlib import Path
 
@@ -15,6 +17,48 @@ import h5py  # noqa: F401  (h5netcdf's HDF5 backend; h5netcdf >= 1.7 no longer i
 import numpy as np
 
 from ._errors import InputError
+
+
+@contextlib.contextmanager
+def without_dask():
+    """Keep xarray from importing dask (and distributed) while this process has not imported it.
+
+    With dask installed, xarray imports ``dask.array`` the first time it builds a variable (to recognise dask
+    arrays) and asks dask's scheduler before every netCDF write (to decide whether to close the file between
+    chunked writes), which imports ``distributed``: about 0.5 s of a ``bayes-attn theory`` run that uses
+    neither.  While ``dask`` is not in :data:`sys.modules` no dask array or scheduler can exist in this process,
+    so inside this context xarray is told what it finds when dask is not installed ("no dask arrays", "no
+    scheduler"); on leaving, its own look-ups are restored.  With dask already imported (sweeps) this does
+    nothing.  Not thread-safe: for a command's main thread (the CLI) and the writers it calls."""
+    try:
+        from xarray.backends import locks, writers
+        from xarray.namedarray import pycompat, utils
+    except ImportError:  # another xarray layout: let it look dask up itself
+        yield
+        return
+    stand_ins = [  # (module, name, what xarray gets without dask)
+        (writers, "get_dask_scheduler", lambda *args, **kwargs: None),
+        (locks, "get_dask_scheduler", lambda *args, **kwargs: None),
+        (utils, "is_dask_collection", lambda x: False),
+    ]
+    if "dask" in sys.modules or not all(hasattr(m, name) for m, name, _ in stand_ins):
+        yield
+        return
+    seeded = "dask" not in pycompat._cached_duck_array_modules
+    if seeded:
+        absent = object.__new__(pycompat.DuckArrayModule)
+        absent.module, absent.version, absent.type, absent.available = None, pycompat.Version("0.0.0"), (), False
+        pycompat._cached_duck_array_modules["dask"] = absent
+    originals = [(m, name, getattr(m, name)) for m, name, _ in stand_ins]
+    for m, name, stand_in in stand_ins:
+        setattr(m, name, stand_in)
+    try:
+        yield
+    finally:
+        for m, name, original in originals:
+            setattr(m, name, original)
+        if seeded:
+            pycompat._cached_duck_array_modules.pop("dask", None)
 
 
 def temporary_path(path) -> Path:

@@ -59,3 +59,43 @@ def test_atomic_write_to_a_path_under_a_file_is_one_clear_error(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(InputError, match=r"^checkpoint: cannot write .*file/x\.bin"):
         atomic_write_bytes(tmp_path / "file" / "x.bin", b"1", field="checkpoint")
+
+
+WITHOUT_DASK = r"""
+import sys
+import numpy as np
+import xarray as xr
+from bayes_attn._io import without_dask
+from bayes_attn.inference._output import write_netcdf
+
+path = sys.argv[1]
+with without_dask():
+    ds = xr.Dataset({"a": ("x", np.arange(3.0))}, coords={"x": [10, 20, 30]})
+    write_netcdf(ds, path)
+assert "dask" not in sys.modules and "distributed" not in sys.modules, sorted(m for m in sys.modules if "dask" in m)
+back = xr.open_dataset(path, engine="h5netcdf")
+assert back["a"].values.tolist() == [0.0, 1.0, 2.0] and back["x"].values.tolist() == [10, 20, 30]
+back.close()
+# after the context xarray looks dask up again: a dask array is recognised as one
+import dask.array as da
+assert xr.DataArray(da.zeros(4, chunks=2)).chunks == ((2, 2),)
+with without_dask():  # dask imported: nothing is changed
+    assert xr.DataArray(da.zeros(4, chunks=2)).chunks == ((2, 2),)
+print("ok")
+"""
+
+
+def test_without_dask_writes_netcdf_without_importing_dask(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-c", WITHOUT_DASK, str(tmp_path / "a.nc")], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_theory_and_sample_commands_run_without_dask():
+    from bayes_attn.cli._main import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["theory", "c.toml", "--out", "o.nc"]).without_dask
+    assert parser.parse_args(["sample", "c.toml", "--out", "o.nc"]).without_dask
+    assert not getattr(parser.parse_args(["sweep", "c.toml", "--out", "d"]), "without_dask", False)  # sweeps use dask

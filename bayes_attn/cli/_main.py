@@ -14,6 +14,7 @@ that two commands started together on a small machine do not fight over the same
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -107,6 +108,7 @@ def main(argv=None, *, claim: bool | None = None) -> int:
     args = parser.parse_args(argv)
     from .._cache import enable_compilation_cache
     from .._cpus import allowed_cpus, claim_cpus
+    from .._io import without_dask
 
     previous = warnings.showwarning
     if claim:  # the console script: a deprecation is one line, like an error
@@ -117,7 +119,8 @@ def main(argv=None, *, claim: bool | None = None) -> int:
         if claim:
             claim_cpus(n)  # before JAX starts its thread pools
         enable_compilation_cache()  # a second call of the same command does not compile again (bayes_attn._cache)
-        return int(args.func(args) or 0)
+        with without_dask() if getattr(args, "without_dask", False) else contextlib.nullcontext():
+            return int(args.func(args) or 0)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -23,7 +23,7 @@ def register(sub) -> None:
         action="store_true",
         help="continue an interrupted run from OUT.ckpt.npz: the same draws as an uninterrupted run",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, without_dask=True)  # no dask arrays: xarray need not import dask (_io.without_dask)
 
 
 def checkpoint_path(out) -> Path:

@@ -28,7 +28,7 @@ def register(sub) -> None:
         help="exit 1 when any solve did not converge or has a non-positive-definite Hessian",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, without_dask=True)  # no dask arrays: xarray need not import dask (_io.without_dask)
 
 
 def _options(raw: dict, task) -> dict:

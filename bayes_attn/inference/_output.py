@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 
 from .._errors import InputError
-from .._io import atomic_write, load_netcdf
+from .._io import atomic_write, load_netcdf, without_dask
 from ..theory import predictor_metrics
 
 _PACKAGES = ("bayes_attn", "jax", "jaxlib", "numpyro", "arviz", "arviz-base", "numpy", "xarray", "blackjax")
@@ -93,7 +93,8 @@ def write_netcdf(obj, path) -> None:
     """Write a DataTree or Dataset to netCDF (h5netcdf) **atomically**: a temporary file in the same
     folder, then a rename, so a kill never leaves a half-written file.  An unwritable folder or a
     full disk is an :class:`~bayes_attn.InputError` and leaves any earlier file at ``path`` intact."""
-    atomic_write(path, lambda tmp: obj.to_netcdf(tmp, engine="h5netcdf"), field="out")
+    with without_dask():
+        atomic_write(path, lambda tmp: obj.to_netcdf(tmp, engine="h5netcdf"), field="out")
 
 
 def write_run(dt: xr.DataTree, path) -> None:
