@@ -13,7 +13,8 @@ deleted whole.  Every program is cached, however short its compilation
 turned on and its folder holds more than :data:`MAX_BYTES`, the least recently modified entries are
 deleted until it holds three quarters of that (:func:`prune`; JAX's own eviction,
 ``jax_compilation_cache_max_size``, needs the ``filelock`` package and turns the cache off without it).
-docs/design.md, "Compilation cache", gives the measured size of a run's entries.
+docs/design.md, "Compilation cache", gives the measured size of a run's entries.  The subfolder ``exported``
+holds traced programs (:mod:`bayes_attn._programs`), pruned the same way at an eighth of that size.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from pathlib import Path
 from ._cpus import allowed_cpus, limit_native_threads, pin_to_cpus
 
 ENV = "BAYES_ATTN_CACHE_DIR"
+#: subfolder of the cache folder holding traced programs (:mod:`bayes_attn._programs`)
+EXPORTED = "exported"
 #: size above which JAX evicts the least recently used cache entries (bytes)
 MAX_BYTES = 2 * 1024**3
 
@@ -87,6 +90,8 @@ def enable_compilation_cache(path=None) -> Path | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         prune(folder)
+        if (folder / EXPORTED).is_dir():
+            prune(folder / EXPORTED, MAX_BYTES // 8)
     except OSError:
         return None
     jax.config.update("jax_compilation_cache_dir", str(folder))

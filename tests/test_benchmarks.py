@@ -177,6 +177,7 @@ def test_attention_benchmark_smoke(tmp_path):
     (case,) = res["cases"]
     assert case["limit"] == "gp" and case["basis"] == "pos_pc2" and 0 <= case["accuracy"] <= 1
     assert len(case["accuracy_per_chain"]) == 4 and case["gradients"] > 0 and case["attention_scale"] > 0
+    assert len(case["lp_per_chain"]) == 4 and all(np.isfinite(case["lp_per_chain"]))
     assert [h["limit"] for h in res["hand_built"]] == ["gp"] and 0.5 <= res["hand_built"][0]["accuracy"] <= 1
     (prior,) = res["prior_draws"]  # the predictor at 4 prior draws of the attention ("random heads")
     assert prior["limit"] == "gp" and len(prior["accuracy"]) == 4 and all(0 <= a <= 1 for a in prior["accuracy"])
@@ -197,3 +198,21 @@ def test_gd_markov_benchmark_smoke(tmp_path):
     assert run["P"] == 40 and run["config"]["heads"] == [2, 2] and 1 <= run["best_step"] <= 40
     for k in ("test_accuracy", "train_accuracy", "best_val_accuracy", "theory_at_gd_attention", "gp_at_gd_attention"):
         assert 0 <= run[k] <= 1
+
+
+@pytest.mark.slow
+def test_startup_benchmark_smoke(tmp_path):
+    """benchmarks/startup/run.py on a tiny theory config: cold and warm runs of both variants, medians of them."""
+    config = tmp_path / "tiny.toml"
+    config.write_text(
+        '[data]\ntask = "markov"\nP = 20\nn_test = 30\npaths = 4\n\n[network]\nwidth = [10, 100]\ntemperature = 0.1\n'
+    )
+    out = tmp_path / "startup.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "startup" / "run.py"), "--runs", "1", "--config", str(config)]
+    proc = subprocess.run(cmd + ["--out", str(out)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert set(res["times_s"]) == {"disk", "trace"} == set(res["variants"])
+    for v in ("disk", "trace"):
+        assert len(res["times_s"][v]["cold"]) == len(res["times_s"][v]["warm"]) == 1
+        assert res["median_s"][v]["cold"] == res["times_s"][v]["cold"][0] > 0

@@ -13,6 +13,7 @@ from typing import Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._errors import InputError, one_of, positive, require
 
@@ -164,9 +165,10 @@ class Hyper(_Sizes):
     def from_spec(cls, spec: NetworkSpec) -> "Hyper":
         return cls(
             spec.heads,
-            jnp.asarray(spec.widths, dtype=jnp.float64),
-            jnp.asarray(spec.variances, dtype=jnp.float64),
-            jnp.asarray(spec.temperature, dtype=jnp.float64),
+            # converted on the host, so that no conversion program is compiled on the device
+            jnp.asarray(np.asarray(spec.widths, dtype=np.float64)),
+            jnp.asarray(np.asarray(spec.variances, dtype=np.float64)),
+            jnp.asarray(np.asarray(spec.temperature, dtype=np.float64)),
         )
 
     def tree_flatten(self):

@@ -7,17 +7,18 @@ import math
 from typing import Sequence
 
 import jax
+import jax.scipy.special
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import ndtr
 
 from .._errors import require
+from .._programs import disk_jit
 from ..network import path_kernels, predictive
 
 
-@jax.jit
+@disk_jit
 def _predict(U, phi_train, phi_test, y, T):
-    return predictive(U, path_kernels(phi_train, phi_test), y, T)
+    return predictive(U, path_kernels(phi_train, phi_test, once=True), y, T)
 
 
 def predict(U, phi_train, phi_test, y, T):
@@ -27,10 +28,14 @@ def predict(U, phi_train, phi_test, y, T):
     observation noise ``T`` is not included in the variance.  One compiled program per shapes (``T`` is
     traced), so a scan over widths and temperatures compiles it once.
     """
-    f = jnp.float64
-    return _predict(
-        jnp.asarray(U, f), jnp.asarray(phi_train, f), jnp.asarray(phi_test, f), jnp.asarray(y, f), jnp.asarray(T, f)
-    )
+    return _predict(*(_float64(a) for a in (U, phi_train, phi_test, y, T)))
+
+
+def _float64(a):
+    """``a`` as a float64 device array, converted on the host when it is not one (no conversion program)."""
+    if isinstance(a, jax.Array) and a.dtype == jnp.float64:
+        return a
+    return jnp.asarray(np.asarray(a, dtype=np.float64))
 
 
 def predictor_metrics(mean, var, y_test) -> dict[str, float]:
@@ -46,7 +51,7 @@ def predictor_metrics(mean, var, y_test) -> dict[str, float]:
         "bias": bias,
         "variance": variance,
         "gen_error": bias + variance,
-        "prob_accuracy": float(np.mean(ndtr(z))),
+        "prob_accuracy": float(np.mean(np.asarray(_ndtr(z)))),
     }
 
 
@@ -63,6 +68,16 @@ def subset_paths(heads: Sequence[int], keep: Sequence[Sequence[int]]) -> np.ndar
     return np.array([sum(h * s for h, s in zip(p, strides)) for p in itertools.product(*keep)], dtype=int)
 
 
+@disk_jit
+def _take_paths(phi, idx, scale):
+    return phi[:, :, idx] * scale
+
+
+#: the standard normal CDF as one compiled program (JAX's: importing scipy.special costs 0.2 s of a start-up,
+#: and JAX's ndtr run op by op compiles a dozen programs)
+_ndtr = disk_jit(jax.scipy.special.ndtr)
+
+
 def subset_phi(phi, heads: Sequence[int], keep: Sequence[Sequence[int]]):
     """``Phi`` of the sub-network built from the heads ``keep`` only (§4.6, GP on a path subset).
 
@@ -70,7 +85,7 @@ def subset_phi(phi, heads: Sequence[int], keep: Sequence[Sequence[int]]):
     ``sqrt(n_pi / n_sub)``.
     """
     idx = subset_paths(heads, keep)
-    return phi[:, :, idx] * jnp.sqrt(phi.shape[2] / idx.size)
+    return _take_paths(phi, idx, math.sqrt(phi.shape[2] / idx.size))
 
 
 def gp_predict(spec, phi_train, phi_test, y, keep=None):
@@ -79,7 +94,7 @@ def gp_predict(spec, phi_train, phi_test, y, keep=None):
         phi_train = subset_phi(phi_train, spec.heads, keep)
         phi_test = subset_phi(phi_test, spec.heads, keep)
     n = phi_train.shape[2]
-    return predict(spec.gp_scale * jnp.eye(n), phi_train, phi_test, y, spec.temperature)
+    return predict(spec.gp_scale * np.eye(n), phi_train, phi_test, y, spec.temperature)
 
 
 __all__ = ["predict", "predictor_metrics", "subset_paths", "subset_phi", "gp_predict"]

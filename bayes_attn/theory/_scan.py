@@ -23,7 +23,6 @@ import itertools
 import json
 from pathlib import Path
 
-import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
@@ -51,7 +50,8 @@ def solve_with_warm_start(spec, phi, y, prev=None, *, tol: float = 1e-9, max_ite
     if prev is None:
         return sol, float("nan")
     alt = solve(spec, phi, y, init=prev, tol=tol, max_iter=max_iter)
-    gap = float(jnp.linalg.norm(alt.U - sol.U) / jnp.linalg.norm(sol.U))
+    U_alt, U_sol = np.asarray(alt.U), np.asarray(sol.U)
+    gap = float(np.linalg.norm(U_alt - U_sol) / np.linalg.norm(U_sol))
     if alt.status.ok and (not sol.status.ok or alt.status.action < sol.status.action):
         sol = alt
     return sol, gap

@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._programs import disk_jit
 from ..linalg import (
     energy_derivatives,
     kernel_data,
@@ -84,7 +85,7 @@ def _sizes(hyper) -> list[int]:
     return [hyper.p(l) for l in range(1, hyper.n_layers + 1)]
 
 
-@jax.jit
+@disk_jit
 def _value(theta, hyper, kd, y):
     return reduced_action(unpack_cholesky(theta, _sizes(hyper)), hyper, kd, y)
 
@@ -102,7 +103,7 @@ def _relative_grad(G, Us, hyper):
     return jnp.max(jnp.stack(rel))
 
 
-@jax.jit
+@disk_jit
 def _newton_data(theta, hyper, kd, y):
     """Action, gradient and Hessian in ``theta``; Hessian in packed ``u``; relative gradient."""
     sizes = _sizes(hyper)
@@ -135,21 +136,21 @@ def _newton_data(theta, hyper, kd, y):
 #: trust radius of one Newton step in the max-norm of the Cholesky parameters ``theta``
 MAX_STEP = 1.0
 
-# The steps around the Newton loop run as a few compiled programs rather than op by op: a fresh process
-# then traces, and finds in the persistent compilation cache, four programs instead of dozens of single
+# The steps around the Newton loop run as a few compiled programs rather than op by op, each kept on disk
+# (bayes_attn._programs): a fresh process loads four traced programs instead of tracing dozens of single
 # operations (the start-up of ``bayes-attn theory``).
-_kernel_data = jax.jit(kernel_data)
+_kernel_data = disk_jit(kernel_data)
 
 
-@jax.jit
+@disk_jit
 def _gp_start(hyper):
     return pack_cholesky(gp_order_parameters(hyper)[1])
 
 
-_pack = jax.jit(pack_cholesky)
+_pack = disk_jit(pack_cholesky)
 
 
-@jax.jit
+@disk_jit
 def _finish(theta, hyper):
     """``[U_1..U_L]``, ``U_a`` and the smallest eigenvalue of each ``U_l`` at the solution ``theta``."""
     Us = unpack_cholesky(theta, _sizes(hyper))

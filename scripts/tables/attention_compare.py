@@ -27,6 +27,8 @@ SAMPLED = (
 
 def _where(case) -> str:
     return "one H200" if case["device"].startswith("cuda") else "one CPU core"
+
+
 #: evidence-learned configurations of examples/learn_attention_markov_scan.py shown here, with their label
 EVIDENCE = {
     "qk P=100 T=0.1": "every token direction, rank 2",
@@ -156,7 +158,13 @@ def render() -> str:
             )
             label = basis.replace("_", "+").replace("pc2", "PC2")
             rows.append(
-                [P, f"**posterior over Q/K** ({label}, rank {rank}), NUTS on {where}", cell("gp"), cell("finite"), notes]
+                [
+                    P,
+                    f"**posterior over Q/K** ({label}, rank {rank}), NUTS on {where}",
+                    cell("gp"),
+                    cell("finite"),
+                    notes,
+                ]
             )
     head = ["P", "attention", "GP limit", "N = 100", "notes"]
     return (

@@ -1,0 +1,124 @@
+"""bayes_attn._programs: traced programs kept on disk.  A second process calls the program without tracing the
+Python function again, with the same numbers as jax.jit; what the disk cache cannot serve falls back to jax.jit."""
+
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from bayes_attn import _programs
+from bayes_attn._programs import disk_jit, program_dir
+
+from conftest import subprocess_env
+
+#: a module whose disk_jit function counts how often its Python body runs (= how often it is traced)
+MODULE = """
+import jax.numpy as jnp
+from bayes_attn._programs import disk_jit
+
+TRACES = []
+
+@disk_jit
+def energy(x, pair):
+    TRACES.append(1)
+    a, b = pair
+    return {"e": jnp.sum(jnp.sin(x) * a) + b, "g": jnp.cos(x) * a}
+"""
+
+CALL = """
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import counted
+out = counted.energy(np.linspace(0.0, 1.0, 5), (2.0, np.float64(0.5)))
+print(json.dumps({"traces": len(counted.TRACES), "e": float(out["e"]), "g": np.asarray(out["g"]).tolist()}))
+"""
+
+
+def _run(folder, cache):
+    env = subprocess_env(BAYES_ATTN_CACHE_DIR=str(cache))
+    proc = subprocess.run(
+        [sys.executable, "-c", CALL, str(folder)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import json
+
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_calls_the_program_without_tracing(tmp_path):
+    (tmp_path / "counted.py").write_text(MODULE)
+    cache = tmp_path / "cache"
+    first, second = _run(tmp_path, cache), _run(tmp_path, cache)
+    assert first["traces"] == 1 and second["traces"] == 0  # the second process never ran the Python body
+    x = np.linspace(0.0, 1.0, 5)
+    assert first["e"] == second["e"] == pytest.approx(float(np.sum(np.sin(x) * 2.0) + 0.5), rel=1e-15)
+    assert first["g"] == second["g"]
+    assert len(list((cache / "exported").glob("*.bin"))) == 1
+    # a corrupt file is replaced: the next process exports (traces) again and gets the same numbers
+    (path,) = (cache / "exported").glob("*.bin")
+    path.write_bytes(b"not a program")
+    third = _run(tmp_path, cache)
+    assert third["traces"] == 1 and third["e"] == first["e"]
+    assert path.read_bytes() != b"not a program"
+
+
+def _f(x, scale):
+    return jnp.tanh(x) * scale + jnp.sum(x**2)
+
+
+def test_same_numbers_as_jit_and_tracers_fall_back(monkeypatch, tmp_path):
+    monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", str(tmp_path))
+    f = disk_jit(_f)
+    x = jnp.linspace(-1.0, 2.0, 7)
+    assert np.array_equal(f(x, 1.5), jax.jit(_f)(x, 1.5))
+    assert len(list(program_dir().glob("*.bin"))) == 1
+    # inside other transformations the arguments are tracers: the plain jit serves them
+    xs = jnp.stack([x, 2 * x])
+    assert np.allclose(jax.vmap(f, in_axes=(0, None))(xs, 1.5), jax.vmap(_f, in_axes=(0, None))(xs, 1.5))
+    assert np.allclose(jax.grad(lambda v: f(v, 1.5).sum())(x), jax.grad(lambda v: _f(v, 1.5).sum())(x))
+    assert len(list(program_dir().glob("*.bin"))) == 1  # nothing exported for the traced calls
+    f(jnp.ones(3), 1.5)  # another shape: another program
+    assert len(list(program_dir().glob("*.bin"))) == 2
+
+
+def test_cache_off_uses_the_plain_jit(monkeypatch, tmp_path):
+    monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", "off")
+    f = disk_jit(_f)
+    assert program_dir() is None
+    assert np.array_equal(f(jnp.arange(3.0), 2.0), jax.jit(_f)(jnp.arange(3.0), 2.0))
+
+
+def test_the_key_follows_shapes_dtypes_tree_and_package_source(monkeypatch):
+    x = jnp.ones(3)
+    leaves, tree = jax.tree.flatten((x, 1.0))
+    avals = tuple(jax.typeof(v) for v in leaves)
+    key = _programs._key(_f, tree, avals)
+    leaves32, _ = jax.tree.flatten((x.astype(jnp.float32), 1.0))
+    assert _programs._key(_f, tree, tuple(jax.typeof(v) for v in leaves32)) != key  # dtype
+    leaves4, _ = jax.tree.flatten((jnp.ones(4), 1.0))
+    assert _programs._key(_f, tree, tuple(jax.typeof(v) for v in leaves4)) != key  # shape
+    _, tree2 = jax.tree.flatten(([x], 1.0))
+    assert _programs._key(_f, tree2, avals) != key  # tree structure
+    monkeypatch.setattr(_programs, "package_fingerprint", lambda: "another source")
+    assert _programs._key(_f, tree, avals) != key  # an edit of the package
+
+
+def test_object_identities_in_the_tree_are_not_cached():
+    class Opaque:  # static structure whose text shows an address
+        pass
+
+    jax.tree_util.register_pytree_node(Opaque, lambda o: ((), o), lambda aux, _: aux)
+    _, tree = jax.tree.flatten((jnp.ones(2), Opaque()))
+    assert _programs._key(_f, tree, (jax.typeof(jnp.ones(2)),)) is None
+
+
+def test_the_theory_solver_steps_are_disk_programs():
+    """The programs that dominated the start-up of ``bayes-attn theory`` (docs/design.md, "Start-up")."""
+    from bayes_attn.theory import _predictor, _solver
+
+    for fn in (_solver._newton_data, _solver._value, _solver._finish, _predictor._predict):
+        assert hasattr(fn, "jitted"), fn
