@@ -119,3 +119,20 @@ def test_gradients_finite_differences(spec):
     g_part = jax.grad(action, argnums=1)(U_a_star, Us, spec, kern, y)
     for a, b in zip(g_red, g_part):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(b))))
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=["L2", "L1", "L3"])
+def test_entropy_gradient_is_the_autodiff_gradient_at_fixed_and_closed_form_u_a(spec):
+    """entropy_gradient (eqs. (4.5c), (4.5d)) against JAX's gradient of entropy: at any fixed U_a, and at the
+    closed-form U_a, where it is also the gradient of the reduced entropy (envelope theorem)."""
+    from bayes_attn.theory._action import entropy_gradient
+
+    rng = np.random.default_rng(7)
+    Us = [jnp.asarray(_spd(rng, spec.p(l))) for l in range(1, spec.n_layers + 1)]
+    U_a = 0.83
+    auto = jax.grad(entropy, argnums=1)(U_a, Us, spec)
+    for g, a in zip(entropy_gradient(Us, U_a, spec), auto):
+        np.testing.assert_allclose(g, a, rtol=1e-11, atol=1e-12)
+    reduced = jax.grad(lambda Us: entropy(u_a_closed_form(Us[-1], spec), Us, spec))(Us)
+    for g, a in zip(entropy_gradient(Us, u_a_closed_form(Us[-1], spec), spec), reduced):
+        np.testing.assert_allclose(g, a, rtol=1e-10, atol=1e-11)

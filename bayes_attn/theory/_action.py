@@ -78,6 +78,31 @@ def entropy(U_a, Us: Sequence, spec: NetworkSpec):
     return out
 
 
+def entropy_gradient(Us: Sequence, U_a, spec: NetworkSpec) -> list:
+    """``dS_ent/dU_l`` for ``l = 1..L`` at fixed ``U_a`` (entries taken as independent): the entropy parts of the
+    stationarity equations (docs/theory.md eqs. (4.5c), (4.5d)),
+
+    ``N_l [ (I_{H_l} (x) U_{l+1}^{-1}) / sigma_l^2 - U_l^{-1} ]
+    + N_{l-1} [ H_{l-1} U_l^{-1} - U_l^{-1} (Tr_{h_{l-1}} U_{l-1}) U_l^{-1} / sigma_{l-1}^2 ]`` (second bracket for
+    ``l >= 2``), with ``U_{L+1} = U_a``.  At ``U_a = u_a_closed_form(U_L)``, where ``dS_ent/dU_a = 0``, it is the
+    gradient of the reduced entropy (the envelope theorem, as in :func:`reduced_action`); the solver takes the
+    Hessian as its forward-mode derivative, one level of automatic differentiation instead of two (checked
+    against autodiff in tests/test_theory_action.py and tests/test_theory_solver.py).
+    """
+    inv = [jnp.linalg.inv(U) for U in Us]
+    inv_next = [*inv[1:], (1.0 / jnp.asarray(U_a)).reshape(1, 1)]
+    out = []
+    for l in range(len(Us)):  # 0-based: layer l + 1
+        H, N, s2 = spec.heads[l], spec.widths[l], spec.sigma2_layers[l]
+        g = N * (jnp.kron(jnp.eye(H), inv_next[l]) / s2 - inv[l])
+        if l > 0:
+            H_prev, N_prev, s2_prev = spec.heads[l - 1], spec.widths[l - 1], spec.sigma2_layers[l - 1]
+            A = partial_trace(Us[l - 1], H_prev)
+            g = g + N_prev * (H_prev * inv[l] - inv[l] @ A @ inv[l] / s2_prev)
+        out.append(g)
+    return out
+
+
 def energy(U_1, kd: KernelData, y, T):
     """Energy term ``E(U_1) = ln det(K_U + T I) + y^T (K_U + T I)^{-1} y`` (docs/theory.md eq. (4.4a)).
 
@@ -138,6 +163,7 @@ def load(spec: NetworkSpec, n_train: int):
 __all__ = [
     "partial_trace",
     "entropy",
+    "entropy_gradient",
     "energy",
     "u_a_closed_form",
     "action",

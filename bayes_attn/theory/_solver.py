@@ -41,7 +41,7 @@ from ..linalg import (
     unpack_symmetric,
 )
 from ..network import Hyper
-from ._action import entropy, gp_order_parameters, reduced_action, u_a_closed_form
+from ._action import entropy_gradient, gp_order_parameters, reduced_action, u_a_closed_form
 
 
 class TheoryWarning(UserWarning):
@@ -90,9 +90,19 @@ def _value(theta, hyper, kd, y):
     return reduced_action(unpack_cholesky(theta, _sizes(hyper)), hyper, kd, y)
 
 
-def _reduced_entropy_u(u, hyper):
+def _packed_gradient(G):
+    """``d f / d u`` from ``d f / dU_l`` (entries independent) for the packed upper triangles ``u``."""
+    parts = []
+    for g in G:
+        rows, cols = np.triu_indices(g.shape[0])
+        parts.append(g[rows, cols] * np.where(rows == cols, 1.0, 2.0))
+    return jnp.concatenate(parts)
+
+
+def _reduced_entropy_gradient_u(u, hyper):
+    """Gradient of the reduced entropy (``U_a`` in closed form) in packed ``u`` (:func:`entropy_gradient`)."""
     Us = unpack_symmetric(u, _sizes(hyper))
-    return entropy(u_a_closed_form(Us[-1], hyper), Us, hyper)
+    return _packed_gradient(entropy_gradient(Us, u_a_closed_form(Us[-1], hyper), hyper))
 
 
 def _relative_grad(G, Us, hyper):
@@ -108,22 +118,21 @@ def _newton_data(theta, hyper, kd, y):
     """Action, gradient and Hessian in ``theta``; Hessian in packed ``u``; relative gradient."""
     sizes = _sizes(hyper)
     Us = unpack_cholesky(theta, sizes)
-    f, G = jax.value_and_grad(reduced_action)(Us, hyper, kd, y)  # autodiff gradient
+    f = reduced_action(Us, hyper, kd, y)
+    # gradient in closed form: entropy (eqs. (4.5c), (4.5d), U_a eliminated) + energy (4.5a), U_1 block
+    p1 = Us[0].shape[0]
+    _, dE, H_E = energy_derivatives(Us[0], kd, y, hyper.temperature)
+    G = entropy_gradient(Us, u_a_closed_form(Us[-1], hyper), hyper)
+    G[0] = G[0] + dE
     rel = _relative_grad(G, Us, hyper)
     u = pack_symmetric(Us)
-    # Hessian w.r.t. packed u: entropy (+ U_a closed form) by autodiff, energy analytic (U_1 block)
-    H_u = jax.hessian(_reduced_entropy_u)(u, hyper)
-    p1 = Us[0].shape[0]
-    _, _, H_E = energy_derivatives(Us[0], kd, y, hyper.temperature)
+    # Hessian w.r.t. packed u: entropy by forward-mode differentiation of its closed-form gradient (one level of
+    # autodiff: about half the compilation of jax.hessian, docs/design.md "Start-up"), energy analytic (4.5b)
+    H_u = jax.jacfwd(_reduced_entropy_gradient_u)(u, hyper)
     D = jnp.asarray(symmetric_to_packed_matrix(p1))
     m1 = D.shape[1]
     H_u = H_u.at[:m1, :m1].add(D.T @ H_E.reshape(p1 * p1, p1 * p1) @ D)
-    g_u = jnp.concatenate(
-        [
-            g[np.triu_indices(g.shape[0])] * jnp.where(jnp.asarray(np.equal(*np.triu_indices(g.shape[0]))), 1.0, 2.0)
-            for g in G
-        ]
-    )  # d f / d u
+    g_u = _packed_gradient(G)  # d f / d u
     # chain rule to theta: J^T H_u J + sum_k g_u,k d^2 u_k / dtheta^2
     u_of = lambda t: pack_symmetric(unpack_cholesky(t, sizes))  # noqa: E731
     J = jax.jacfwd(u_of)(theta)
