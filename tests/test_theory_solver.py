@@ -70,13 +70,20 @@ def test_u_l_root_solves_its_stationarity_equation():
     assert float(jnp.max(jnp.abs(g))) < 1e-9 * spec.widths[1]
 
 
-def test_newton_hessian_matches_autodiff():
-    task = random_task(P=12, n0=4, heads=(2, 2), seed=2)
-    spec = task.spec(width=(5, 7, 6), temperature=0.1, variances=(1.0, 1.2, 0.8, 1.1))
+@pytest.mark.parametrize(
+    "heads, width, variances",
+    [((2, 2), (5, 7, 6), (1.0, 1.2, 0.8, 1.1)), ((3,), (6, 4), (1.1, 0.9, 1.3)), ((2, 1, 2), (5, 6, 7, 4), (1.0,) * 5)],
+    ids=["L2", "L1", "L3"],
+)
+def test_newton_hessian_matches_autodiff(heads, width, variances):
+    """The Newton step's closed-form gradient and Hessian in theta (entropy, energy, log-Cholesky chain rule)
+    against JAX's derivatives of the reduced action, for one, two and three layers."""
+    task = random_task(P=12, n0=4, heads=heads, seed=2)
+    spec = task.spec(width=width, temperature=0.1, variances=variances)
     phi = task.phi("train", spec)
     y = jnp.asarray(task.y_train)
     rng = np.random.default_rng(3)
-    theta = pack_cholesky([_spd(rng, 4), _spd(rng, 2)])
+    theta = pack_cholesky([_spd(rng, spec.p(l)) for l in range(1, spec.n_layers + 1)])
     hyper, data = Hyper.from_spec(spec), kernel_data(phi)
     f, g, H, _, _ = _newton_data(theta, hyper, data, y)
     np.testing.assert_allclose(g, jax.grad(_value)(theta, hyper, data, y), rtol=1e-9, atol=1e-10)

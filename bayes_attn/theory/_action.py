@@ -20,6 +20,7 @@ from typing import Sequence
 
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
+import numpy as np
 
 from .. import linalg
 from ..linalg import KernelData
@@ -103,6 +104,54 @@ def entropy_gradient(Us: Sequence, U_a, spec: NetworkSpec) -> list:
     return out
 
 
+def reduced_entropy_hessian(Us: Sequence, spec: NetworkSpec):
+    """Hessian of the reduced entropy ``S_ent(U_1..U_L, U_a(U_L))`` in the entries of ``vec U_1, ..., vec U_L``
+    (row-major, entries independent): ``(sum_l p_l^2, sum_l p_l^2)``, in closed form.
+
+    With ``U_{L+1} = U_a`` treated as a ``1 x 1`` block, the second derivatives of the terms of :func:`entropy` are
+    (``B = U_l``, ``A = U_{l+1}``, ``M = Tr_{h_l} B``, ``c = N_l / sigma_l^2``):
+    ``d^2 (-N_l ln det B) / dB_ij dB_kl = N_l B^-1_jk B^-1_li``;
+    ``d^2 (N_l H_l ln det A) / dA_ij dA_kl = -N_l H_l A^-1_jk A^-1_li``;
+    ``d^2 (c Tr A^-1 M) / dA_ij dA_kl = c (A^-1_jk (A^-1 M A^-1)_li + (A^-1 M A^-1)_jk A^-1_li)``;
+    ``d^2 (c Tr A^-1 M) / dA_ij dB_(h,a),(h',b) = -c delta_hh' A^-1_bi A^-1_ja``; and ``N_a / U_a^2`` for the
+    readout term.  ``U_a`` is then eliminated at its closed form (:func:`u_a_closed_form`), where
+    ``dS_ent/dU_a = 0``: the reduced Hessian is the Schur complement ``S_UU - S_Ua S_aU / S_aa``.  Checked against
+    automatic differentiation in tests/test_theory_action.py.
+    """
+    L = len(Us)
+    U_a = u_a_closed_form(Us[-1], spec)
+    mats = [*Us, jnp.reshape(U_a, (1, 1))]  # blocks 0..L-1 and the readout block L
+    inv = [jnp.linalg.inv(U) for U in mats]
+    sizes = [U.shape[0] for U in mats]
+    offs = np.concatenate([[0], np.cumsum([p * p for p in sizes])])
+    H = jnp.zeros((int(offs[-1]), int(offs[-1])))
+
+    def outer(X, Y):  # K[(i, j), (k, l)] = X_jk Y_li
+        p = X.shape[0]
+        return jnp.einsum("jk,li->ijkl", X, Y).reshape(p * p, p * p)
+
+    def add(H, a, b, block):
+        return H.at[offs[a] : offs[a + 1], offs[b] : offs[b + 1]].add(block)
+
+    n_a = spec.widths[-1]
+    H = add(H, L, L, jnp.reshape(n_a / U_a**2, (1, 1)))
+    for l in range(L):  # 0-based layer l; B = U_l, A = the next block
+        Hl, N, s2 = spec.heads[l], spec.widths[l], spec.sigma2_layers[l]
+        B_inv, A_inv = inv[l], inv[l + 1]
+        c = N / s2
+        H = add(H, l, l, N * outer(B_inv, B_inv))
+        AMA = A_inv @ partial_trace(mats[l], Hl) @ A_inv
+        H = add(H, l + 1, l + 1, c * (outer(A_inv, AMA) + outer(AMA, A_inv)) - N * Hl * outer(A_inv, A_inv))
+        q, pb = sizes[l + 1], sizes[l]
+        # cross block d^2 / dA_ij dB_(h,a),(h',b) = -c delta_hh' A^-1_bi A^-1_ja
+        cross = -c * jnp.einsum("hg,bi,ja->ijhagb", jnp.eye(Hl), A_inv, A_inv).reshape(q * q, pb * pb)
+        H = add(H, l + 1, l, cross)
+        H = add(H, l, l + 1, cross.T)
+    n = int(offs[L])
+    S_UU, S_Ua, S_aa = H[:n, :n], H[:n, n:], H[n:, n:]
+    return S_UU - S_Ua @ S_Ua.T / S_aa[0, 0]
+
+
 def energy(U_1, kd: KernelData, y, T):
     """Energy term ``E(U_1) = ln det(K_U + T I) + y^T (K_U + T I)^{-1} y`` (docs/theory.md eq. (4.4a)).
 
@@ -164,6 +213,7 @@ __all__ = [
     "partial_trace",
     "entropy",
     "entropy_gradient",
+    "reduced_entropy_hessian",
     "energy",
     "u_a_closed_form",
     "action",

@@ -28,20 +28,27 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.linalg as jsl
 import numpy as np
 
 from .._programs import disk_jit
 from ..linalg import (
+    cholesky_factor,
     energy_derivatives,
     kernel_data,
     pack_cholesky,
-    pack_symmetric,
     symmetric_to_packed_matrix,
+    tril_size,
     unpack_cholesky,
-    unpack_symmetric,
 )
 from ..network import Hyper
-from ._action import entropy_gradient, gp_order_parameters, reduced_action, u_a_closed_form
+from ._action import (
+    entropy_gradient,
+    gp_order_parameters,
+    reduced_action,
+    reduced_entropy_hessian,
+    u_a_closed_form,
+)
 
 
 class TheoryWarning(UserWarning):
@@ -99,10 +106,35 @@ def _packed_gradient(G):
     return jnp.concatenate(parts)
 
 
-def _reduced_entropy_gradient_u(u, hyper):
-    """Gradient of the reduced entropy (``U_a`` in closed form) in packed ``u`` (:func:`entropy_gradient`)."""
-    Us = unpack_symmetric(u, _sizes(hyper))
-    return _packed_gradient(entropy_gradient(Us, u_a_closed_form(Us[-1], hyper), hyper))
+def _block_diagonal(blocks) -> np.ndarray:
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)))
+    r = c = 0
+    for b in blocks:
+        out[r : r + b.shape[0], c : c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
+def _cholesky_chain(theta, sizes, G):
+    """``J = du/dtheta`` (packed ``u``) and ``d^2/dtheta^2 sum_l Tr(G_l U_l(theta))`` for ``U_l = L_l L_l^T``, in
+    closed form (block diagonal over the layers).  With ``s_ab = dL_ab/dtheta_ab`` (``exp(theta_aa)`` on the
+    diagonal, 1 below it): ``dU/dtheta_ab = s_ab (E_ab L^T + L E_ba)`` and, for a symmetric ``G``,
+    ``d^2 Tr(G U) / dtheta_ab dtheta_cd = 2 s_ab s_cd G_ac delta_bd + delta_(ab),(cd) delta_ab 2 s_aa (G L)_aa``
+    (checked against automatic differentiation in tests/test_theory_solver.py)."""
+    Js, curvs, k = [], [], 0
+    for p, Gl in zip(sizes, G):
+        t = theta[k : k + tril_size(p)]
+        k += tril_size(p)
+        L = cholesky_factor(t, p)
+        a, b = np.tril_indices(p)  # theta's entries (row-major lower triangle)
+        i, j = np.triu_indices(p)  # u's entries (row-major upper triangle)
+        s = jnp.where(a == b, jnp.exp(t), 1.0)
+        eye = np.eye(p)
+        Js.append(s * (eye[i[:, None], a] * L[j[:, None], b] + L[i[:, None], b] * eye[j[:, None], a]))
+        same_b = (b[:, None] == b[None, :]).astype(float)
+        GL = (Gl @ L)[a, b]
+        curvs.append(2.0 * jnp.outer(s, s) * Gl[a[:, None], a[None, :]] * same_b + jnp.diag(2.0 * s * GL * (a == b)))
+    return jsl.block_diag(*Js), jsl.block_diag(*curvs)
 
 
 def _relative_grad(G, Us, hyper):
@@ -125,18 +157,15 @@ def _newton_data(theta, hyper, kd, y):
     G = entropy_gradient(Us, u_a_closed_form(Us[-1], hyper), hyper)
     G[0] = G[0] + dE
     rel = _relative_grad(G, Us, hyper)
-    u = pack_symmetric(Us)
-    # Hessian w.r.t. packed u: entropy by forward-mode differentiation of its closed-form gradient (one level of
-    # autodiff: about half the compilation of jax.hessian, docs/design.md "Start-up"), energy analytic (4.5b)
-    H_u = jax.jacfwd(_reduced_entropy_gradient_u)(u, hyper)
-    D = jnp.asarray(symmetric_to_packed_matrix(p1))
-    m1 = D.shape[1]
-    H_u = H_u.at[:m1, :m1].add(D.T @ H_E.reshape(p1 * p1, p1 * p1) @ D)
+    # Hessian w.r.t. packed u, in closed form (no automatic differentiation to compile, docs/design.md
+    # "Start-up"): the reduced entropy's and the energy's (4.5b, U_1 block) in vec coordinates, then packed
+    H_vec = reduced_entropy_hessian(Us, hyper)
+    H_vec = H_vec.at[: p1 * p1, : p1 * p1].add(H_E.reshape(p1 * p1, p1 * p1))
+    D = jnp.asarray(_block_diagonal([symmetric_to_packed_matrix(p) for p in sizes]))
+    H_u = D.T @ H_vec @ D
     g_u = _packed_gradient(G)  # d f / d u
     # chain rule to theta: J^T H_u J + sum_k g_u,k d^2 u_k / dtheta^2
-    u_of = lambda t: pack_symmetric(unpack_cholesky(t, sizes))  # noqa: E731
-    J = jax.jacfwd(u_of)(theta)
-    curv = jax.hessian(lambda t: jnp.dot(jax.lax.stop_gradient(g_u), u_of(t)))(theta)
+    J, curv = _cholesky_chain(theta, sizes, G)
     H_t = J.T @ H_u @ J + curv
     g_t = J.T @ g_u
     return f, g_t, (H_t + H_t.T) / 2, (H_u + H_u.T) / 2, rel
