@@ -1,7 +1,8 @@
 """Finite-width thermodynamic-limit theory (docs/theory.md §4) and the exact finite-width order-parameter
 posterior (§5.2).
 
-* :mod:`._action`: entropy, energy, ``U_a`` closed form, action (eqs. (4.4a)–(4.4c), (4.5f));
+* :mod:`._action`: entropy, its closed-form gradient and reduced Hessian, energy, ``U_a`` closed form, action
+  (eqs. (4.4a)–(4.4c), (4.5c), (4.5d), (4.5f));
 * :mod:`._equations`: the ``U_1`` fixed point and the ``U_l`` root (eqs. (4.5c), (4.5e));
 * :mod:`._solver`: Newton solver with a status record (§4.7; docs/theory_solver.md);
 * :mod:`._reference`: independent block fixed-point reference solver;
@@ -18,10 +19,12 @@ from ._action import (
     action,
     energy,
     entropy,
+    entropy_gradient,
     gp_order_parameters,
     load,
     partial_trace,
     reduced_action,
+    reduced_entropy_hessian,
     u_a_closed_form,
 )
 from ._equations import u1_fixed_point, u_l_root
@@ -67,6 +70,8 @@ from ._solver import Solution, SolverStatus, TheoryWarning, solve
 __all__ = [
     "partial_trace",
     "entropy",
+    "entropy_gradient",
+    "reduced_entropy_hessian",
     "energy",
     "u_a_closed_form",
     "action",
