@@ -86,9 +86,9 @@ def entropy_gradient(Us: Sequence, U_a, spec: NetworkSpec) -> list:
     ``N_l [ (I_{H_l} (x) U_{l+1}^{-1}) / sigma_l^2 - U_l^{-1} ]
     + N_{l-1} [ H_{l-1} U_l^{-1} - U_l^{-1} (Tr_{h_{l-1}} U_{l-1}) U_l^{-1} / sigma_{l-1}^2 ]`` (second bracket for
     ``l >= 2``), with ``U_{L+1} = U_a``.  At ``U_a = u_a_closed_form(U_L)``, where ``dS_ent/dU_a = 0``, it is the
-    gradient of the reduced entropy (the envelope theorem, as in :func:`reduced_action`); the solver takes the
-    Hessian as its forward-mode derivative, one level of automatic differentiation instead of two (checked
-    against autodiff in tests/test_theory_action.py and tests/test_theory_solver.py).
+    gradient of the reduced entropy (the envelope theorem, as in :func:`reduced_action`), the solver's gradient
+    together with the energy's (checked against autodiff in tests/test_theory_action.py and
+    tests/test_theory_solver.py).
     """
     inv = [jnp.linalg.inv(U) for U in Us]
     inv_next = [*inv[1:], (1.0 / jnp.asarray(U_a)).reshape(1, 1)]

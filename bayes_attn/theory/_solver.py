@@ -97,24 +97,6 @@ def _value(theta, hyper, kd, y):
     return reduced_action(unpack_cholesky(theta, _sizes(hyper)), hyper, kd, y)
 
 
-def _packed_gradient(G):
-    """``d f / d u`` from ``d f / dU_l`` (entries independent) for the packed upper triangles ``u``."""
-    parts = []
-    for g in G:
-        rows, cols = np.triu_indices(g.shape[0])
-        parts.append(g[rows, cols] * np.where(rows == cols, 1.0, 2.0))
-    return jnp.concatenate(parts)
-
-
-def _block_diagonal(blocks) -> np.ndarray:
-    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)))
-    r = c = 0
-    for b in blocks:
-        out[r : r + b.shape[0], c : c + b.shape[1]] = b
-        r, c = r + b.shape[0], c + b.shape[1]
-    return out
-
-
 def _cholesky_chain(theta, sizes, G):
     """``J = du/dtheta`` (packed ``u``) and ``d^2/dtheta^2 sum_l Tr(G_l U_l(theta))`` for ``U_l = L_l L_l^T``, in
     closed form (block diagonal over the layers).  With ``s_ab = dL_ab/dtheta_ab`` (``exp(theta_aa)`` on the
@@ -161,9 +143,9 @@ def _newton_data(theta, hyper, kd, y):
     # "Start-up"): the reduced entropy's and the energy's (4.5b, U_1 block) in vec coordinates, then packed
     H_vec = reduced_entropy_hessian(Us, hyper)
     H_vec = H_vec.at[: p1 * p1, : p1 * p1].add(H_E.reshape(p1 * p1, p1 * p1))
-    D = jnp.asarray(_block_diagonal([symmetric_to_packed_matrix(p) for p in sizes]))
+    D = jsl.block_diag(*(symmetric_to_packed_matrix(p) for p in sizes))  # vec U = D u, layer by layer
     H_u = D.T @ H_vec @ D
-    g_u = _packed_gradient(G)  # d f / d u
+    g_u = D.T @ jnp.concatenate([g.reshape(-1) for g in G])  # d f / d u
     # chain rule to theta: J^T H_u J + sum_k g_u,k d^2 u_k / dtheta^2
     J, curv = _cholesky_chain(theta, sizes, G)
     H_t = J.T @ H_u @ J + curv

@@ -1,6 +1,7 @@
 """`bayes-attn theory` on three widths end to end, cold and warm, with and without the traced programs kept on
 disk (benchmarks/startup/results.json, written by benchmarks/startup/run.py)."""
 
+import statistics
 import sys
 from pathlib import Path
 
@@ -9,9 +10,7 @@ from _common import load, table  # noqa: E402
 
 
 def _cell(times: list[float]) -> str:
-    s = sorted(times)
-    median = s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
-    return f"{median:.1f} s ({s[0]:.1f}–{s[-1]:.1f})"
+    return f"{statistics.median(times):.1f} s ({min(times):.1f}–{max(times):.1f})"
 
 
 def render() -> str:
