@@ -82,7 +82,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _load_or_export(fn, jitted, treedef, leaves, path: Path):
+def _load_or_export(fn, treedef, leaves, path: Path):
     """A callable on the flat leaves: the program at ``path`` if it loads, else freshly exported (and written)."""
     import flatbuffers  # noqa: F401  (jax.export's serialisation format; ImportError: the plain jit serves)
     from jax import export
@@ -122,7 +122,7 @@ def disk_jit(fn):
             program = None
             if folder is not None and key is not None:
                 try:
-                    program = _load_or_export(fn, jitted, treedef, leaves, folder / f"{key}.bin")
+                    program = _load_or_export(fn, treedef, leaves, folder / f"{key}.bin")
                 except Exception:  # noqa: BLE001 - not exportable (or no flatbuffers): the plain jit serves it
                     program = None
             programs[memo] = program
