@@ -3,19 +3,20 @@
 Gated quantities: the test predictions ``f`` and the entries of ``U`` (upper triangle;
 ``U`` is symmetric); for a Potts pseudo-posterior (:mod:`bayes_attn.potts_bayes`, docs/potts.md §11.1) the
 gauge-fixed couplings ``K0`` of the site pairs i < j (``K0`` is symmetric under (i, a) <-> (j, b)).  Raw
-weights have sign/permutation/rotation symmetries and are never gated.  Statistics come from ArviZ
-(rank-normalised split R-hat, bulk/tail ESS, MCSE).
+weights have sign/permutation/rotation symmetries and are never gated.  Statistics are ArviZ's
+(rank-normalised split R-hat, bulk/tail ESS, MCSE: ``az.summary(kind="diagnostics")``), evaluated for all
+entries at once by :mod:`._mcmc_stats` and tested equal to ArviZ's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import arviz as az
 import numpy as np
 import xarray as xr
 
 from ..config import ATTENTION_MODELS, Thresholds
+from ._mcmc_stats import diagnostics_table
 
 #: the quantities the verdict gates: the test predictions ``f``, the entries of ``U`` and the gauge-fixed Potts
 #: couplings ``K0`` (module docstring)
@@ -91,7 +92,7 @@ def summarize(dt: xr.DataTree, thresholds: Thresholds = Thresholds()) -> Report:
     report and ``sweep`` all call it, so PASS / ``converged`` means the same everywhere.
     """
     ds = invariant_draws(dt)
-    table = az.summary(ds, kind="diagnostics")
+    table = diagnostics_table(ds)  # az.summary(ds, kind="diagnostics"), all entries at once
     stats = dt["sample_stats"].ds if "sample_stats" in dt.children else xr.Dataset()
     div = int(stats["diverging"].values.sum()) if "diverging" in stats else 0
     bfmi = None
