@@ -102,7 +102,7 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
         select,
         solve_theory,
     )
-    from bayes_attn.diagnostics import accuracy_error, chain_accuracies, run_gaps, summarize
+    from bayes_attn.diagnostics import accuracy_error, chain_accuracies, run_gaps
     from bayes_attn.diagnostics._plots import accuracy_vs_width
     from bayes_attn.inference import read_run
     from bayes_attn.sweep import build_sweep, cell_files, run_sweep
@@ -231,8 +231,7 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
                 print(f"sampled N={N} T={temp}: the sweep cell failed (see {out / 'sweep' / 'sweep.nc'})")
                 continue
             dt, th = read_run(run_file), read_theory(theory_file)
-            g = run_gaps(th, dt, name=cell.name)
-            rep = summarize(dt)
+            g = run_gaps(th, dt, name=cell.name)  # with the verdict of diagnostics.summarize
             acc_c = chain_accuracies(dt)
             sampled[N] = {
                 "T": temp,
@@ -243,17 +242,17 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
                 "theory_accuracy": float(acc[i, sel[i]]),
                 "rel_err_mean": g["mean_rel_err"],
                 "max_abs_U_gap": float(np.max(np.abs(g["_U_sampled"] - g["_U_theory"]))),
-                "rhat_max": rep.max_rhat,
-                "ess_bulk_min": rep.min_ess_bulk,
-                "divergences": rep.divergences,
-                "passed": rep.passed,
+                "rhat_max": g["max_rhat"],
+                "ess_bulk_min": g["min_ess_bulk"],
+                "divergences": g["divergences"],
+                "passed": g["converged"],
                 "seconds": float(dt.attrs["wall_time_s"]),
                 "cell": str(run_file),
             }
             print(
                 f"sampled N={N} T={temp}: acc {100 * g['acc_sampled']:.1f}% (theory {100 * acc[i, sel[i]]:.1f}%), "
-                f"rel err of <f> {g['mean_rel_err']:.3f}, max R-hat {rep.max_rhat:.4f}, "
-                f"{'PASS' if rep.passed else 'FAIL'}"
+                f"rel err of <f> {g['mean_rel_err']:.3f}, max R-hat {g['max_rhat']:.4f}, "
+                f"{'PASS' if g['converged'] else 'FAIL'}"
             )
 
     # ---- figure + numbers ---------------------------------------------------------------------------

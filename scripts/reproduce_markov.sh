@@ -14,7 +14,7 @@ python examples/markov_u_heatmaps.py
 python examples/markov_path_kernels.py
 python examples/markov_kernel_alignment.py
 sweep="$runs/markov4/sweep"
-for run in "$sweep"/cells/*[0-9].nc; do echo "== $run"; bayes-attn diagnose "$run"; done
+bayes-attn diagnose "$sweep"/cells/*[0-9].nc  # every cell in one process, each under its "== file" header
 bayes-attn compare "$sweep" --out "$runs/markov4/compare"
 bayes-attn report "$sweep" --out "$runs/markov4/report.html"
 echo "figures in $figs; report in $runs/markov4/report.html; theory vs sampled in $runs/markov4/compare"

@@ -80,6 +80,10 @@ def test_sample_and_diagnose_end_to_end(tmp_path, capsys, model):
     # 80 draws cannot reach ESS 400: --strict fails
     code, stdout, _ = run_cli(["diagnose", out, "--strict"], capsys)
     assert code == 1 and "FAIL" in stdout
+    # several runs in one process: each under its header, the same report as alone
+    code, alone, _ = run_cli(["diagnose", out], capsys)
+    code, both, _ = run_cli(["diagnose", out, out, "--strict"], capsys)
+    assert code == 1 and both == f"== {out}\n{alone}== {out}\n{alone}"
 
 
 def test_store_weights_and_bundle_roundtrip(tmp_path, capsys):
@@ -187,6 +191,10 @@ def test_unreadable_files(tmp_path, capsys):
     (tmp_path / "run.nc").write_text("garbage")
     code, _, err = run_cli(["diagnose", tmp_path / "run.nc"], capsys)
     assert code == 2 and err.startswith("error: run") and len(err.strip().splitlines()) == 1
+    # a bad file among several: the same one line, before any report is printed
+    (tmp_path / "missing.nc").unlink(missing_ok=True)
+    code, out, err = run_cli(["diagnose", tmp_path / "missing.nc", tmp_path / "run.nc"], capsys)
+    assert code == 2 and out == "" and err.startswith("error: run") and len(err.strip().splitlines()) == 1
     code, _, err = run_cli(["sample", tmp_path / "missing.toml", "--out", "x.nc"], capsys)
     assert code == 2 and err.startswith("error: config")
 
