@@ -3,18 +3,35 @@
 # theory at 7 widths x 5 temperatures (T chosen on a validation set) and GP baselines; the sampled widths
 # N = 10, 30, 100, 1000 at the selected temperature run as ONE sweep (bayes_attn.sweep on a Dask
 # LocalCluster, one worker per core; resumable: re-running finishes or reuses every cell); then every
-# cell's diagnostics, the theory-vs-sampled comparison and HTML report of the sweep, and the figures.
+# cell's diagnostics, the theory-vs-sampled comparison and HTML report of the sweep, and the figures (these two
+# branches side by side, one core each).
 set -euo pipefail
 runs="${RUN_DIR:-runs}"
 figs="${FIG_DIR:-$runs/figures}"
 export RUN_DIR="$runs" FIG_DIR="$figs"
 mkdir -p "$runs" "$figs"
 python examples/markov_accuracy_vs_width.py --config configs/markov_main.toml
-python examples/markov_u_heatmaps.py
-python examples/markov_path_kernels.py
-python examples/markov_kernel_alignment.py
+# Two independent branches, one claimed core each: the three figure scripts in one process (they share its
+# compiled programs and imports), and the sweep's diagnostics, comparison and report (each command claims a
+# core of its own).  The figure scripts' output is printed after both have finished.
+python - > "$runs/figures.log" 2>&1 <<'PY' &
+import runpy
+import sys
+
+from bayes_attn._cpus import claim_cpus
+
+claim_cpus(1)
+sys.path.insert(0, "examples")
+for script in ("markov_u_heatmaps.py", "markov_path_kernels.py", "markov_kernel_alignment.py"):
+    sys.argv = [script]
+    runpy.run_path(f"examples/{script}", run_name="__main__")
+PY
+figures=$!
 sweep="$runs/markov4/sweep"
 bayes-attn diagnose "$sweep"/cells/*[0-9].nc  # every cell in one process, each under its "== file" header
 bayes-attn compare "$sweep" --out "$runs/markov4/compare"
 bayes-attn report "$sweep" --out "$runs/markov4/report.html"
+status=0; wait "$figures" || status=$?
+cat "$runs/figures.log"
+[ "$status" = 0 ] || { echo "error: the figure scripts failed (exit $status; log above)" >&2; exit "$status"; }
 echo "figures in $figs; report in $runs/markov4/report.html; theory vs sampled in $runs/markov4/compare"
