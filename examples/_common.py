@@ -17,9 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from bayes_attn.tasks import markov_sequences, markov_task, with_test_set
+from bayes_attn._cache import enable_compilation_cache
+from bayes_attn.tasks import markov_layers, markov_sequences, markov_task, with_test_set
 from bayes_attn.theory import gp_order_parameters
 from bayes_attn.theory import predict as theory_predict
+
+# compiled programs are kept between runs, as the command line keeps them (docs/design.md): the figure scripts
+# solve the theory at the shapes of the width scan, and a second run of an example compiles nothing
+enable_compilation_cache()
 
 FIG_DIR = Path(os.environ.get("FIG_DIR", "docs/figures"))
 RUN_DIR = Path(os.environ.get("RUN_DIR", "runs"))
@@ -72,12 +77,31 @@ def markov_seeds(k: int = 0) -> dict:
 
 
 def markov_sets(
-    paths=4, P=100, n_test=1000, n_val=1000, seed_train=27, seed_test=59, seed_val=71, head_seeds=(147, 247), noise=None
+    paths=4,
+    P=100,
+    n_test=1000,
+    n_val=1000,
+    seed_train=27,
+    seed_test=59,
+    seed_val=71,
+    head_seeds=(147, 247),
+    noise=None,
+    like=None,
 ):
     """Markov task (train/test) and the same network on a validation set from the training law.
 
     ``noise`` overrides the noise strengths of ``paths`` (a GP baseline on a subset of paths
-    must see the same data as the network it is compared with)."""
+    must see the same data as the network it is compared with).  ``like``: the ``(task, val)`` pair of that
+    network, whose sequences are then reused as they are (the same numbers ``markov_sequences`` would draw
+    again from the same seeds and noise) with ``paths``' heads."""
+    if like is not None:
+        import dataclasses
+
+        base, base_val = like
+        layers = markov_layers(paths, head_seeds)
+        meta = {**base.meta, "paths": str(paths)}
+        task = dataclasses.replace(base, layers=layers, name=f"markov-{paths}", meta=meta)
+        return task, with_test_set(task, base_val.x_test, base_val.y_test, name=f"{task.name}-val")
     task = markov_task(P, n_test, paths, seed_train=seed_train, seed_test=seed_test, head_seeds=head_seeds, noise=noise)
     xv, yv = markov_sequences(n_val, seed_val, tuple(task.meta["noise"]))
     return task, with_test_set(task, xv, yv, name=f"{task.name}-val")

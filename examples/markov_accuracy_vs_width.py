@@ -155,7 +155,7 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
         t_sub, v_sub = (
             (task, val)
             if paths == args.paths
-            else markov_sets(paths, P=args.P, n_test=n_test, n_val=n_val, noise=task.meta["noise"], **seeds)
+            else markov_sets(paths, P=args.P, n_test=n_test, n_val=n_val, like=(task, val), **seeds)
         )
         scores, tests = {}, {}
         for temp in T:
