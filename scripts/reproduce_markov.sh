@@ -11,10 +11,13 @@ figs="${FIG_DIR:-$runs/figures}"
 export RUN_DIR="$runs" FIG_DIR="$figs"
 mkdir -p "$runs" "$figs"
 python examples/markov_accuracy_vs_width.py --config configs/markov_main.toml
-# Two independent branches, one claimed core each: the three figure scripts in one process (they share its
-# compiled programs and imports), and the sweep's diagnostics, comparison and report (each command claims a
-# core of its own).  The figure scripts' output is printed after both have finished.
-python - > "$runs/figures.log" 2>&1 <<'PY' &
+# Two independent branches side by side, one core each (every process claims its own): the three figure
+# scripts in one process (they share its imports and compiled programs) and then the theory-vs-sampled
+# comparison; the diagnostics of every cell and the HTML report.  The first branch's output is printed after
+# both have finished; a failure in either fails the job.
+sweep="$runs/markov4/sweep"
+(
+  python - <<'PY'
 import runpy
 import sys
 
@@ -26,12 +29,12 @@ for script in ("markov_u_heatmaps.py", "markov_path_kernels.py", "markov_kernel_
     sys.argv = [script]
     runpy.run_path(f"examples/{script}", run_name="__main__")
 PY
-figures=$!
-sweep="$runs/markov4/sweep"
+  bayes-attn compare "$sweep" --out "$runs/markov4/compare"
+) > "$runs/figures_compare.log" 2>&1 &
+branch=$!
 bayes-attn diagnose "$sweep"/cells/*[0-9].nc  # every cell in one process, each under its "== file" header
-bayes-attn compare "$sweep" --out "$runs/markov4/compare"
 bayes-attn report "$sweep" --out "$runs/markov4/report.html"
-status=0; wait "$figures" || status=$?
-cat "$runs/figures.log"
-[ "$status" = 0 ] || { echo "error: the figure scripts failed (exit $status; log above)" >&2; exit "$status"; }
+status=0; wait "$branch" || status=$?
+cat "$runs/figures_compare.log"
+[ "$status" = 0 ] || { echo "error: the figure scripts or compare failed (exit $status; log above)" >&2; exit "$status"; }
 echo "figures in $figs; report in $runs/markov4/report.html; theory vs sampled in $runs/markov4/compare"
