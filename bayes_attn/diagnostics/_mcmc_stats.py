@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 from scipy import special
+from scipy.fft import next_fast_len
 
 #: the columns of ``az.summary(kind="diagnostics")``, in its order
 COLUMNS = ("ess_bulk", "ess_tail", "r_hat", "mcse_mean", "mcse_sd")
@@ -76,15 +77,9 @@ def _rhat(x: np.ndarray) -> np.ndarray:
 def _autocov(x: np.ndarray) -> np.ndarray:
     """Autocovariance of each chain at every lag (FFT; divided by ``n``)."""
     n = x.shape[-1]
-    m = _fast_len(2 * n)
+    m = next_fast_len(2 * n)
     f = np.fft.rfft(x - x.mean(axis=-1, keepdims=True), n=m, axis=-1)
     return np.fft.irfft(f * np.conjugate(f), n=m, axis=-1)[..., :n] / n
-
-
-def _fast_len(n: int) -> int:
-    from scipy.fft import next_fast_len
-
-    return next_fast_len(n)
 
 
 def _monotone(sums: np.ndarray) -> np.ndarray:
@@ -128,6 +123,11 @@ def _ess(x: np.ndarray) -> np.ndarray:
     return np.where(const, float(size), ess)
 
 
+def _mcse_mean(x: np.ndarray) -> np.ndarray:
+    """MCSE of the mean of ``(k, m, n)`` draws: their sd over the square root of the split-chain ESS."""
+    return np.std(x.reshape(x.shape[0], -1), axis=1, ddof=1) / np.sqrt(_ess(_split(x)))
+
+
 def _statistics(x: np.ndarray, ci_prob: float) -> np.ndarray:
     """``(k, chain, draw)`` finite draws -> ``(k, 5)`` columns :data:`COLUMNS`."""
     with np.errstate(invalid="ignore", divide="ignore"):  # constant quantities: NaN R-hat and MCSE(sd), as in ArviZ
@@ -151,7 +151,7 @@ def _columns(x: np.ndarray, ci_prob: float) -> np.ndarray:
         r_hat = np.maximum(_rhat(z), _rhat(_z_scale(np.abs(split - med))))
     else:
         r_hat = np.full(k, np.nan)
-    mcse = np.std(flat, axis=1, ddof=1) / np.sqrt(_ess(split))
+    mcse = _mcse_mean(x)
     dev = x - flat.mean(axis=1)[:, None, None]
     sq = dev**2
     evar = sq.reshape(k, -1).mean(axis=1)
@@ -164,24 +164,27 @@ def _columns(x: np.ndarray, ci_prob: float) -> np.ndarray:
 BLOCK_BYTES = 4 << 20
 
 
-def _blocks(fn, x: np.ndarray, *args) -> np.ndarray:
-    """``fn(x[i:j], *args)`` over blocks of quantities (first axis), concatenated."""
-    per = max(1, BLOCK_BYTES // max(1, x[0].size * 8))
-    return np.concatenate([fn(x[i : i + per], *args) for i in range(0, x.shape[0], per)], axis=0)
+def _per_quantity(draws, fn, *args, columns: tuple = ()) -> np.ndarray:
+    """``fn`` (``(k, chain, draw)`` draws -> ``(k, *columns)``) on every entry of ``(chain, draw, ...)`` ``draws``, in
+    blocks of :data:`BLOCK_BYTES`; shape ``(*entries, *columns)``, NaN for an entry with a NaN draw or fewer than
+    4 draws (as ArviZ)."""
+    a = np.asarray(draws, dtype=float)
+    c, d = a.shape[:2]
+    x = np.moveaxis(a.reshape(c, d, -1), 2, 0)
+    out = np.full((len(x), *columns), np.nan)
+    valid = np.flatnonzero(~np.isnan(x).any(axis=(1, 2)) & (d >= 4))
+    per = max(1, BLOCK_BYTES // max(1, c * d * 8))
+    for i in range(0, len(valid), per):
+        block = valid[i : i + per]
+        out[block] = fn(x[block], *args)
+    return out.reshape((*a.shape[2:], *columns))
 
 
 def mcse_mean(draws) -> np.ndarray:
     """``az.mcse(..., method="mean")`` of ``(chain, draw, ...)`` draws, for all entries at once: the standard
     deviation over draws over the square root of the split-chain ESS (NaN where a draw is NaN or fewer than 4
     draws)."""
-    a = np.asarray(draws, dtype=float)
-    c, d = a.shape[:2]
-    x = np.moveaxis(a.reshape(c, d, -1), 2, 0)
-    out = np.full(x.shape[0], np.nan)
-    ok = ~np.isnan(x).any(axis=(1, 2))
-    if d >= 4 and ok.any():
-        out[ok] = _blocks(lambda b: np.std(b.reshape(b.shape[0], -1), axis=1, ddof=1) / np.sqrt(_ess(_split(b))), x[ok])
-    return out.reshape(a.shape[2:])
+    return _per_quantity(draws, _mcse_mean)
 
 
 def diagnostics_table(ds: xr.Dataset):
@@ -194,19 +197,11 @@ def diagnostics_table(ds: xr.Dataset):
     out = {}
     for name, da in ds.data_vars.items():
         da = da.transpose("chain", "draw", ...)
-        c, d = da.sizes["chain"], da.sizes["draw"]
-        rest = da.shape[2:]
-        x = np.moveaxis(np.asarray(da.values, dtype=float).reshape(c, d, -1), 2, 0)
-        res = np.full((x.shape[0], len(COLUMNS)), np.nan)
-        ok = ~np.isnan(x).any(axis=(1, 2))
-        if d >= 4 and ok.any():
-            res[ok] = _blocks(_statistics, x[ok], ci_prob)
-        if c < 2:
-            res[:, COLUMNS.index("r_hat")] = np.nan
+        res = _per_quantity(da.values, _statistics, ci_prob, columns=(len(COLUMNS),))
         coords = {k: v for k, v in da.coords.items() if k not in ("chain", "draw")}
-        out[name] = xr.DataArray(
-            res.T.reshape(len(COLUMNS), *rest), dims=("summary", *da.dims[2:]), coords=coords
-        ).assign_coords(summary=list(COLUMNS))
+        out[name] = xr.DataArray(np.moveaxis(res, -1, 0), dims=("summary", *da.dims[2:]), coords=coords).assign_coords(
+            summary=list(COLUMNS)
+        )
     table = dataset_to_dataframe(xr.Dataset(out), sample_dims=["summary"]).T
     return pd.DataFrame(table, dtype=float)
 
