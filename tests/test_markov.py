@@ -17,6 +17,28 @@ def test_shapes_labels_bos_positions():
     np.testing.assert_array_equal(x[:, :, 200:], np.broadcast_to(np.eye(31), (40, 31, 31)))
 
 
+@pytest.mark.parametrize("noise", [(1.0, 1.0, 1.0), (0.5, 2.0, 3.0)])
+def test_sequences_are_emission_plus_mapped_noise_to_the_last_bit(noise):
+    """The data law written out with the generator's own draws, product included: the default (isotropic) noise
+    skips the product z @ I, which must not change a bit."""
+    n, seed = 30, 5
+    x, y = markov_sequences(n, seed=seed, noise=noise)
+    rng = np.random.default_rng(seed)
+    v_plus = np.sqrt(2) * np.r_[np.ones(100), np.zeros(100)]
+    v_minus = np.sqrt(2) * np.r_[np.zeros(100), np.ones(100)]
+    u_par = (v_plus + v_minus) / np.linalg.norm(v_plus + v_minus)
+    u_perp = (v_plus - v_minus) / np.linalg.norm(v_plus - v_minus)
+    P_par, P_perp = np.outer(u_par, u_par), np.outer(u_perp, u_perp)
+    noise_map = noise[0] * P_par + noise[1] * P_perp + noise[2] * (np.eye(200) - P_par - P_perp)
+    states = np.empty((n, 30))
+    states[:, 0] = rng.choice([1.0, -1.0], size=n)
+    stay = np.where(y > 0, 0.7, 0.3)
+    for t in range(1, 30):
+        states[:, t] = np.where(rng.random(n) < stay, states[:, t - 1], -states[:, t - 1])
+    expected = rng.standard_normal((n, 30, 200)) @ noise_map + np.where(states[..., None] > 0, v_plus, v_minus)
+    np.testing.assert_array_equal(x[:, 1:, :200], expected)
+
+
 def test_noise_strengths_per_direction():
     noise = (0.5, 2.0, 3.0)
     x, _ = markov_sequences(400, seed=2, noise=noise)

@@ -48,17 +48,23 @@ def markov_sequences(n: int, seed: int, noise=(1.0, 1.0, 1.0), p_stay=(0.7, 0.3)
     for t in range(1, N_STEPS):
         keep = rng.random(n) < stay
         states[:, t] = np.where(keep, states[:, t - 1], -states[:, t - 1])
+    x = np.empty((n, S_TOKENS, N0))
+    x[:, 0, :D_FEAT] = 0.0  # BOS token first
+    x[:, :, D_FEAT:] = np.eye(S_TOKENS)  # one-hot positions
+    # emission + noise, written into the preallocated output (each temporary of this size costs more in fresh
+    # memory pages than in arithmetic; the sums are the same numbers as v_{s_t} + z @ noise_map).  With equal
+    # noise in every direction (the default) the map is exactly the identity, and z @ I is z to the last bit
+    # (every other term of each sum is an exact zero), so the product is skipped.
     z = rng.standard_normal((n, N_STEPS, D_FEAT))
-    # emission + noise, written into one preallocated array (each temporary of this size costs more in fresh
-    # memory pages than in arithmetic; the sums are the same numbers as v_{s_t} + z @ noise_map)
-    xi = z @ noise_map
+    xi = x[:, 1:, :D_FEAT]
+    if np.array_equal(noise_map, np.eye(D_FEAT)):
+        xi[...] = z
+    else:
+        np.matmul(z, noise_map, out=z)
+        xi[...] = z
     up = states > 0
     xi[up] += v_plus
     xi[~up] += v_minus
-    x = np.empty((n, S_TOKENS, N0))
-    x[:, 0, :D_FEAT] = 0.0  # BOS token first
-    x[:, 1:, :D_FEAT] = xi
-    x[:, :, D_FEAT:] = np.eye(S_TOKENS)  # one-hot positions
     return x, labels
 
 
