@@ -87,10 +87,11 @@ def pytest_configure(config):
 
 
 def subprocess_env(**extra) -> dict:
-    """Environment for a process a test starts, as a user's would be (no forced host devices) but with this
-    session's other XLA flags (one thread, optimisation level), so its draws equal the test process's."""
-    flags = " ".join(f for f in os.environ["XLA_FLAGS"].split() if "xla_force_host_platform_device_count" not in f)
-    return {**os.environ, "XLA_FLAGS": flags, **extra}
+    """Environment for a process a test starts: this session's XLA flags, all of them.  The same one thread and
+    optimisation level make its draws equal the test process's; the same four host devices let it share the
+    session's compilation cache, whose keys include the device topology (a one-device process read none of the
+    programs the four-device workers wrote, and they none of its, so each compiled the samplers again)."""
+    return {**os.environ, **extra}
 
 
 @pytest.fixture(autouse=True)
