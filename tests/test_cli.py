@@ -58,11 +58,16 @@ def run_cli(args, capsys):
 
 
 @pytest.mark.parametrize("model", ["collapsed", "weights"])
-def test_sample_and_diagnose_end_to_end(tmp_path, capsys, model):
+def test_sample_and_diagnose_end_to_end(tmp_path, capsys, monkeypatch, model):
+    import bayes_attn.inference as inference
+
+    asked = []
+    monkeypatch.setattr(inference, "request_host_devices", asked.append)
     cfg = write_cfg(tmp_path, model=model)
     out = tmp_path / "run.nc"
     code, stdout, _ = run_cli(["sample", cfg, "--out", out, "--no-progress"], capsys)
     assert code == 0 and out.is_file()
+    assert asked == []  # two chains, vectorized on one device: no host devices asked for
     # 2 x 40 draws cannot reach the default bulk/tail ESS gate of 400: the printed verdict is FAIL, with the reason
     assert "divergences" in stdout and "FAIL" in stdout and "PASS" not in stdout and "ESS" in stdout.split("FAIL")[1]
     from bayes_attn.inference import read_run

@@ -7,7 +7,15 @@ import pytest
 from conftest import random_task
 
 from bayes_attn._errors import InputError
-from bayes_attn.inference import ChainLayout, SamplerConfig, chain_layout, chain_method, fingerprint, sample
+from bayes_attn.inference import (
+    ChainLayout,
+    SamplerConfig,
+    chain_layout,
+    chain_method,
+    fingerprint,
+    host_devices_needed,
+    sample,
+)
 from bayes_attn.network import NetworkSpec
 
 
@@ -33,6 +41,15 @@ class TestLayout:
             assert chain_layout(5, "parallel") == ChainLayout("vectorized", 1)
         assert chain_layout(4, "vectorized", devices=2) == ChainLayout("vectorized", 2)
         assert chain_layout(4, "auto", devices=4) == ChainLayout("vectorized", 4)
+
+    def test_host_devices_are_asked_for_only_when_chains_are_sharded(self):
+        """A run on one device asks XLA for no host devices (so that its compilation-cache keys, which include the
+        device topology, are those of every other one-device process); sharded runs ask for what they shard over."""
+        for method in ("auto", "vectorized", "sequential"):
+            assert host_devices_needed(4, method) is None
+            assert chain_layout(4, method).devices == 1
+        assert host_devices_needed(4, "parallel") == 4 and host_devices_needed(1, "parallel") is None
+        assert host_devices_needed(4, "auto", devices=2) == 2 == chain_layout(4, "auto", devices=2).devices
 
     def test_no_pmap_left(self):
         from pathlib import Path

@@ -35,10 +35,13 @@ def run(args) -> int:
     from ..inference import load_config
 
     cfg = load_config(args.config)
-    # chains sharded over host devices need them before any JAX computation
-    from ..inference import request_host_devices
+    # chains sharded over host devices need them before any JAX computation; other runs ask for none, so that
+    # they share compiled programs with every other one-device process (host_devices_needed)
+    from ..inference import host_devices_needed, request_host_devices
 
-    request_host_devices(cfg.sampler.devices or cfg.sampler.chains)
+    n_devices = host_devices_needed(cfg.sampler.chains, cfg.sampler.chain_method, cfg.sampler.devices)
+    if n_devices is not None:
+        request_host_devices(n_devices)
     from dataclasses import replace
 
     from .._io import remove_stale_temporaries

@@ -28,6 +28,20 @@ def request_host_devices(n: int) -> None:
         numpyro.set_host_device_count(max(int(n), 1))
 
 
+def host_devices_needed(chains: int, requested: str = "auto", devices: int | None = None) -> int | None:
+    """How many CPU devices a run must ask XLA for (:func:`request_host_devices`, before any JAX operation):
+    ``devices`` when the user forces a layout, ``chains`` for ``chain_method = "parallel"``, and ``None`` (ask for
+    nothing) otherwise: those chains run on one device (:func:`chain_layout`), and a process that asked for more
+    would only key its compilation cache apart, since JAX's cache key includes the device topology (a process
+    with four host devices reads none of the programs a one-device process wrote, theory programs included;
+    docs/design.md)."""
+    if devices is not None:
+        return int(devices)
+    if requested == "parallel" and chains > 1:
+        return int(chains)
+    return None
+
+
 class ChainLayout(NamedTuple):
     """``method``: ``"vectorized"`` (``vmap`` within each device) or ``"sequential"`` (``lax.map``);
     ``devices``: how many devices the chains are sharded over (1: no sharding)."""
@@ -122,4 +136,12 @@ def shard_chains(fn, layout: ChainLayout, n_batched: int, n_shared: int):
     )  # no collectives: every chain is independent
 
 
-__all__ = ["request_host_devices", "chain_layout", "chain_method", "shard_chains", "ChainLayout", "CHAIN_METHODS"]
+__all__ = [
+    "request_host_devices",
+    "host_devices_needed",
+    "chain_layout",
+    "chain_method",
+    "shard_chains",
+    "ChainLayout",
+    "CHAIN_METHODS",
+]
