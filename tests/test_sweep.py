@@ -73,7 +73,10 @@ def test_bad_sweeps_are_one_line_errors_and_touch_nothing(tmp_path, capsys, swee
     assert not (out / "sweep.nc").exists()
 
 
-def test_unreachable_scheduler_and_unwritable_out(tmp_path, capsys):
+def test_unreachable_scheduler_and_unwritable_out(tmp_path, capsys, monkeypatch):
+    import bayes_attn.sweep._run as sweep_run
+
+    monkeypatch.setattr(sweep_run, "CONNECT_TIMEOUT", "1s")  # the client retries a refused port until then
     cfg = _setup(tmp_path, '"network.width" = [5]\n')
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

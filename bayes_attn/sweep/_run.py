@@ -42,6 +42,10 @@ def check_writable(out: Path) -> None:
         raise InputError(f"out: cannot write to {str(out)!r} ({exc.strerror or type(exc).__name__})") from None
 
 
+#: how long ``--scheduler`` is tried before the sweep gives up (Dask's client retries a refused connection until then)
+CONNECT_TIMEOUT = "10s"
+
+
 def open_client(workers: int | None, scheduler: str | None):
     """``(client, cluster)``: a client of ``scheduler``, or of a new ``LocalCluster`` (module docstring)."""
     import dask
@@ -49,7 +53,7 @@ def open_client(workers: int | None, scheduler: str | None):
 
     if scheduler:
         try:
-            return Client(scheduler, timeout="10s"), None
+            return Client(scheduler, timeout=CONNECT_TIMEOUT), None
         except (OSError, TimeoutError) as exc:
             raise InputError(f"scheduler: cannot reach {scheduler!r} ({type(exc).__name__})", "scheduler") from None
     n = workers or usable_cores()
