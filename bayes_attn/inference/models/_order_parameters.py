@@ -12,6 +12,7 @@ Laplace metric (docs/wishart.md, "Starting at the saddle point").
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -79,6 +80,19 @@ class TheoryStart(NamedTuple):
     inverse_mass_matrix: np.ndarray | None  # (d, d), sites flattened in sorted-name order; None if -H not PD
 
 
+@functools.lru_cache(maxsize=None)
+def _negative_hessian(model: OrderParameterModel):
+    """``(sites, args) -> -H``: the Hessian of the exact log-density in the flattened sites (sorted site names, as
+    NumPyro flattens a dense block), one compiled program per model and shapes (evaluated op by op, it compiled
+    some four hundred small programs in every new process)."""
+
+    def neg_h(xi, args):
+        flat, unravel = ravel_pytree(xi)
+        return -jax.hessian(lambda v: model.exact_log_density(unravel(v), args))(flat)
+
+    return jax.jit(neg_h)
+
+
 def theory_start(
     model: OrderParameterModel, args: ModelArgs, spec, chains: int, seed: int, jitter: float = 1.0
 ) -> TheoryStart:
@@ -100,8 +114,7 @@ def theory_start(
             f'sampler.init: the theory\'s saddle point did not converge ({sol.status.message}); use init = "uniform"'
         )
     xi = {k: jnp.asarray(v) for k, v in model.layout.pack(sol.U_a, sol.Us, args.hyper).items()}
-    flat, unravel = ravel_pytree(xi)  # sorted site names, as NumPyro flattens a dense block
-    neg_h = -np.asarray(jax.hessian(lambda v: model.exact_log_density(unravel(v), args))(flat))
+    neg_h = np.asarray(_negative_hessian(model)(xi, args))
     neg_h = 0.5 * (neg_h + neg_h.T)
     inv_mass = None
     if np.all(np.isfinite(neg_h)) and np.linalg.eigvalsh(neg_h)[0] > 0:
