@@ -32,6 +32,7 @@ the optimisation with a message (``FitResult.message``) and keeps the best so fa
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from typing import Callable, NamedTuple
 
 import jax
@@ -94,6 +95,14 @@ def phi_of(params, x, readout: str, sigma2_input):
     return make_phi(path_inputs(x, propagate_paths(v, attention_matrices(lower, x))), sigma2_input)
 
 
+@partial(jax.jit, static_argnames=("readout",))
+def _phi_in_basis(params, basis, x, readout: str, sigma2_input):
+    """:func:`phi_of` at the parameters given in ``basis`` coordinates (:func:`_expand`; ``None``: the full space),
+    compiled: the fit calls it, and differentiates it, at every step (op by op, its first step alone compiled some
+    two hundred small programs)."""
+    return phi_of(_expand(params, basis), x, readout, sigma2_input)
+
+
 def with_attention(task, params, name: str | None = None):
     """A copy of ``task`` whose attention layers carry ``params`` (head names kept)."""
     from ..tasks import Task
@@ -118,8 +127,8 @@ def with_attention(task, params, name: str | None = None):
 def theory_accuracy(params, spec, task, U, x_eval, y_eval) -> float:
     """Accuracy of the sign of the theory's predictor (eq. (4.2b)) at ``U`` on ``(x_eval, y_eval)``."""
     xtr = jnp.asarray(task.x_train)
-    ph_tr = phi_of(params, xtr, spec.readout, spec.sigma2_input)
-    ph_ev = phi_of(params, jnp.asarray(x_eval), spec.readout, spec.sigma2_input)
+    ph_tr = _phi_in_basis(params, None, xtr, spec.readout, spec.sigma2_input)
+    ph_ev = _phi_in_basis(params, None, jnp.asarray(x_eval), spec.readout, spec.sigma2_input)
     m, _ = predict(U, ph_tr, ph_ev, jnp.asarray(task.y_train), spec.temperature)
     return float(np.mean(np.sign(np.asarray(m)) == np.asarray(y_eval)))
 
@@ -232,8 +241,14 @@ def fit_attention(
 
         check_widths(spec)
     x, y = jnp.asarray(task.x_train), jnp.asarray(task.y_train)
-    phi_fn = lambda p: phi_of(_expand(p, basis), x, spec.readout, spec.sigma2_input)  # noqa: E731
+    phi_fn = lambda p: _phi_in_basis(p, basis, x, spec.readout, spec.sigma2_input)  # noqa: E731
     opt = optax.adam(lr)
+
+    @jax.jit
+    def ascend(grad, state, params):  # one Adam step up the objective, compiled once per fit
+        updates, state = opt.update(jax.tree_util.tree_map(lambda g: -g, grad), state, params)
+        return optax.apply_updates(params, updates), state
+
     state = opt.init(params)
     history, best, best_val, best_step, init, msg, diverged, best_U = [], None, -np.inf, -1, None, "", False, None
     it = range(steps + 1)
@@ -286,8 +301,7 @@ def fit_attention(
             best, best_val, best_step, best_U = params, objective, step, sol.U
         if grad is None:
             break
-        updates, state = opt.update(jax.tree_util.tree_map(lambda g: -g, grad), state, params)
-        params = optax.apply_updates(params, updates)
+        params, state = ascend(grad, state, params)
     if best is None:
         raise InputError(f"fit-attention: {msg or 'no finite evidence at the starting attention'}")
     if not msg:
