@@ -64,11 +64,12 @@ def test_driver_step_rule_is_factor_over_lambda_max():
     model, args = build_model(task, spec, "collapsed")
     cfg = SamplerConfig(kind="ula", model="collapsed", ula_step_factor=0.3)
     prog = _ula.program(model, Settings.from_config(cfg))
-    carry = prog.init(jax.random.PRNGKey(0), args)
-    carry = prog.warmup_step(jax.random.PRNGKey(1), carry, args)[0]
-    out = prog.end_warmup(jax.random.PRNGKey(2), carry, args)
+    # compiled, as the runner runs them (op by op, these few calls compiled some 370 small programs)
+    carry = jax.jit(prog.init)(jax.random.PRNGKey(0), args)
+    carry = jax.jit(prog.warmup_step)(jax.random.PRNGKey(1), carry, args)[0]
+    out = jax.jit(prog.end_warmup)(jax.random.PRNGKey(2), carry, args)
     logd, _, _ = flat_logdensity(model, args)
-    lam = np.abs(np.linalg.eigvalsh(-np.asarray(jax.hessian(logd)(out.state.position)))).max()
+    lam = np.abs(np.linalg.eigvalsh(-np.asarray(jax.jit(jax.hessian(logd))(out.state.position)))).max()
     np.testing.assert_allclose(float(out.step_size), 0.3 / lam, rtol=1e-4)
     assert float(out.step_size) != float(carry.step_size)
 
