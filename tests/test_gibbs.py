@@ -57,7 +57,7 @@ class TestStructure:
             V0, vals, a = _weights(spec, zz)
             return path_forward(spec.heads, xpi, V0, vals, a)
 
-        J = jax.jacrev(f_of)(z)
+        J = jax.jit(jax.jacrev(f_of))(z)  # compiled: op by op, ~60-130 small programs per case
         V0, vals, a = _weights(spec, z)
         bs = backward_vectors(spec.heads, vals, a)
         gram = lambda name: J[name].reshape(xpi.shape[0], -1) @ J[name].reshape(xpi.shape[0], -1).T
