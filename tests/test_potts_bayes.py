@@ -65,8 +65,9 @@ def test_curvature_adjustment_maps_laplace_onto_sandwich():
         return -3 * seqs.shape[0] * pseudo_nll(fa_logits(pl_params(unravel(x), 3), seqs), seqs)
 
     lp = lambda x: log_pl(x, jnp.asarray(s)) - 0.5 * jnp.sum(x**2)  # noqa: E731  (unit priors)
-    H = -np.asarray(jax.hessian(lp)(flat))
-    scores = np.stack([np.asarray(jax.grad(log_pl)(flat, jnp.asarray(s[i : i + 1]))) for i in range(len(s))])
+    H = -np.asarray(jax.jit(jax.hessian(lp))(flat))
+    score = jax.jit(jax.grad(log_pl))  # compiled once for the 200 one-sequence gradients (op by op: slow dispatch)
+    scores = np.stack([np.asarray(score(flat, jnp.asarray(s[i : i + 1]))) for i in range(len(s))])
     scores -= scores.mean(0)
     J = scores.T @ scores
     Hi = np.linalg.inv(H)
