@@ -8,7 +8,7 @@ run, against 0.2 s to load the compiled program (docs/design.md, "Start-up").  :
 (:func:`jax.export.export`) and writes it next to the compilation cache; a later process deserialises it
 and calls it (``Exported.call``), whose compiled form the persistent cache then holds.
 
-Key *(project choice)*: the function's module and name, the argument tree (static structure included, e.g.
+Key *(project choice)*: the function's module and name, the caller's extra text (``disk_jit(fn, key)``), the argument tree (static structure included, e.g.
 a spec's head counts), every leaf's shape, dtype and weak type, the backend, JAX's version, x64, and a hash of
 every source file of this package, so any edit to the package invalidates every entry (stale programs are
 never loaded; a development checkout simply exports again).  Files: ``<cache_dir>/exported/<key>.bin``,
@@ -21,8 +21,10 @@ outputs JAX cannot serialise, a missing ``flatbuffers`` package, the cache turne
 One difference from :func:`jax.jit` *(measured)*: the outputs of a program read from disk are committed to the
 default device (``Array.committed``), as those of any ``Exported.call`` are, so a later computation that mixes
 them with arrays sharded over several devices fails where uncommitted outputs would have been moved.  Hence
-only the theory's programs (solver steps, the predictor), whose results go to the host, use it; a function
-whose outputs feed sharded chains (``network.phi``, the samplers' data) stays on :func:`jax.jit`.
+the users are the theory's programs (solver steps, the predictor), whose results go to the host, and the
+samplers' chunk programs when the chains run on one device (:func:`bayes_attn.inference._runner.compiled`,
+which adds the sampler, model, settings and layout to the key); a function whose outputs feed sharded chains
+(``network.phi``, the samplers' data, chains over several devices) stays on :func:`jax.jit`.
 """
 
 from __future__ import annotations
@@ -54,13 +56,14 @@ def program_dir() -> Path | None:
     return None if base is None else base / EXPORTED
 
 
-def _key(fn, treedef, avals) -> str | None:
+def _key(fn, treedef, avals, extra: str = "") -> str | None:
     tree = str(treedef)
-    if " at 0x" in tree:  # an object identity in the static structure: not stable across processes
+    if " at 0x" in tree or " at 0x" in extra:  # an object identity: not stable across processes
         return None
     text = "|".join(
         [
             f"{fn.__module__}.{fn.__qualname__}",
+            extra,
             tree,
             ";".join(f"{a.shape}:{a.dtype}:{int(a.weak_type)}" for a in avals),
             jax.default_backend(),
@@ -83,29 +86,57 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 def _load_or_export(fn, treedef, leaves, path: Path):
-    """A callable on the flat leaves: the program at ``path`` if it loads, else freshly exported (and written)."""
+    """A callable on the flat leaves: the program at ``path`` if it loads, else freshly exported (and written).
+
+    The file holds the serialised program of ``fn`` on flat leaves with flat outputs and, pickled beside it, the
+    outputs' tree structure (:func:`jax.export` serialises only trees of registered types and string-keyed
+    dicts; a pickled tree has no such limit, and the file is as trusted as the compilation cache beside it).
+    """
+    import pickle
+
     import flatbuffers  # noqa: F401  (jax.export's serialisation format; ImportError: the plain jit serves)
     from jax import export
 
     if path.is_file():
         try:
-            return jax.jit(export.deserialize(bytearray(path.read_bytes())).call)
-        except Exception:  # noqa: BLE001 - a corrupt or foreign file: export again below
+            stored = pickle.loads(path.read_bytes())
+            return _caller(export.deserialize(bytearray(stored["program"])), stored["out_tree"])
+        except Exception:  # noqa: BLE001 - a corrupt, foreign or older file: export again below
             path.unlink(missing_ok=True)
-    flat = jax.jit(lambda *xs: fn(*jax.tree.unflatten(treedef, xs)))
-    exported = export.export(flat)(*leaves)
+    trees = {}
+
+    def flat(*xs):
+        out, trees["out"] = jax.tree.flatten(fn(*jax.tree.unflatten(treedef, xs)))
+        return out
+
+    program = bytes(export.export(jax.jit(flat))(*leaves).serialize())
+    out_tree = trees["out"]
     try:
-        _write_atomically(path, bytes(exported.serialize()))
+        _write_atomically(path, pickle.dumps({"program": program, "out_tree": out_tree}))
     except OSError:
         pass  # a read-only cache folder: this process still uses the program
-    return jax.jit(exported.call)
+    # the program as every later process reads it (the module it compiles is then the same, and so is the key
+    # under which the persistent cache holds its compilation)
+    return _caller(export.deserialize(bytearray(program)), out_tree)
 
 
-def disk_jit(fn):
+def _caller(exported, out_tree):
+    """Call ``exported`` on flat leaves, returning the output tree.  The inputs are committed to the default
+    device first, as the outputs of every ``Exported.call`` are: a program fed its own outputs (a sampler's
+    carry) and host arrays (a checkpoint's) then keeps one compiled form instead of one per commitment."""
+    call = jax.jit(exported.call)
+    device = jax.devices()[0]
+    return lambda *xs: jax.tree.unflatten(out_tree, call(*jax.device_put(xs, device)))
+
+
+def disk_jit(fn, key: str = ""):
     """:func:`jax.jit` of ``fn`` whose traced program is also kept on disk (module docstring).
 
-    ``fn`` takes positional pytree arguments (no static arguments) and returns a pytree of arrays.  The plain
-    jitted function is the wrapper's ``jitted`` attribute.
+    ``fn`` takes positional pytree arguments (no static arguments) and returns a pytree of arrays.  ``key``: what
+    else decides the program besides ``fn``'s name and the arguments' structure and types, as stable text (the
+    samplers' chunk programs share one function name across samplers, models and settings); text with an object
+    identity in it (`` at 0x``) keeps the program off disk.  The plain jitted function is the wrapper's
+    ``jitted`` attribute.
     """
     jitted = jax.jit(fn)
     programs: dict = {}  # (treedef, avals) -> callable on the flat leaves, or None: use ``jitted``
@@ -118,11 +149,11 @@ def disk_jit(fn):
         avals = tuple(jax.typeof(x) for x in leaves)
         memo = (treedef, avals)
         if memo not in programs:
-            folder, key = program_dir(), _key(fn, treedef, avals)
+            folder, name = program_dir(), _key(fn, treedef, avals, key)
             program = None
-            if folder is not None and key is not None:
+            if folder is not None and name is not None:
                 try:
-                    program = _load_or_export(fn, treedef, leaves, folder / f"{key}.bin")
+                    program = _load_or_export(fn, treedef, leaves, folder / f"{name}.bin")
                 except Exception:  # noqa: BLE001 - not exportable (or no flatbuffers): the plain jit serves it
                     program = None
             programs[memo] = program

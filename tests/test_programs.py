@@ -122,3 +122,49 @@ def test_the_theory_solver_steps_are_disk_programs():
 
     for fn in (_solver._newton_data, _solver._value, _solver._finish, _predictor._predict):
         assert hasattr(fn, "jitted"), fn
+
+
+def test_the_key_follows_the_extra_text_and_refuses_object_identities():
+    leaves, tree = jax.tree.flatten((jnp.ones(3), 1.0))
+    avals = tuple(jax.typeof(v) for v in leaves)
+    assert _programs._key(_f, tree, avals, "nuts|A") != _programs._key(_f, tree, avals, "nuts|B")
+    assert _programs._key(_f, tree, avals, "<Model object at 0x7f00>") is None
+
+
+def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypatch, tmp_path):
+    """The runner's chunk programs (init, warm-up/draw loop, end of warm-up) of a one-device layout are disk
+    programs: once a run has written them, a run in a fresh process (here: every in-memory cache dropped) traces
+    none of them, and its draws are those of the plain jax.jit, bit for bit.  NUTS: its state holds a dict keyed
+    by a tuple of site names, which jax.export cannot serialise (the output tree is pickled beside it)."""
+    from jax import monitoring
+
+    from bayes_attn.inference import SamplerConfig, sample
+    from bayes_attn.inference import _runner
+    from conftest import random_task
+
+    task = random_task(P=5, Q=3, S=3, n0=3, heads=(2,), seed=21)
+    spec = task.spec(width=4, temperature=0.2)
+    traced = []
+    monitoring.register_event_duration_secs_listener(
+        lambda event, d, **kw: traced.append(kw.get("fun_name")) if event.endswith("jaxpr_trace_duration") else None
+    )
+
+    def fresh_run(cfg):
+        _runner.compiled.cache_clear()
+        _runner._program.cache_clear()
+        jax.clear_caches()
+        traced.clear()
+        return sample(task, spec, cfg)["posterior"]["f"].values
+
+    for kind, model in (("nuts", "order_parameters"),):
+        cfg = SamplerConfig(kind=kind, model=model, chains=2, warmup=6, draws=4, checkpoint_every=2, seed=5)
+        monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", "off")  # program_dir() None: the plain jax.jit
+        plain = fresh_run(cfg)
+        monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", str(tmp_path / kind))
+        first = fresh_run(cfg)
+        # the chunk functions were traced to be exported (``flat``: _programs._load_or_export) and written
+        assert "flat" in traced and len(list(program_dir().glob("*.bin"))) >= 3  # init, loop(s), end
+        second = fresh_run(cfg)
+        assert not {"flat", "loop", "<lambda>"} & set(traced), traced  # read from disk: none traced again
+        np.testing.assert_array_equal(first, plain)
+        np.testing.assert_array_equal(second, plain)

@@ -11,7 +11,8 @@ Named parts:
   shapes reuses them (a sweep compiles once per shape and worker).  The number of iterations a chunk
   runs is traced too, so a run compiles one sampling program (plus init, end of warm-up and, for
   samplers whose warm-up step differs from their sampling step, one warm-up program), however its
-  iterations fall into chunks;
+  iterations fall into chunks.  With the chains on one device the chunk programs are also kept on disk
+  (:func:`bayes_attn._programs.disk_jit`), so a later process neither traces nor lowers them;
 * :class:`Schedule`: warm-up, discarded and kept iterations and the chunk grid;
 * :mod:`._checkpoint`: checkpoint I/O; :func:`run_chains`: the loop that ties them together,
   with the progress bar and the optional stop after ``stop_after_chunks`` chunks.
@@ -31,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
+from .._programs import disk_jit
 from . import _checkpoint
 from ._devices import chain_layout, shard_chains
 from .samplers import SAMPLERS
@@ -100,6 +102,14 @@ def compiled(sampler: str, model, settings, store_weights: bool, layout, part: s
     The conditions are on values shared by all chains, so under ``vmap`` they stay branches (a skipped
     iteration costs nothing).
     """
+    fn = _chunk_program(sampler, model, settings, store_weights, layout, part, n, thin)
+    if layout.devices > 1:  # a program read from disk commits its outputs to one device (bayes_attn._programs)
+        return fn
+    key = f"{sampler}|{type(model).__module__}.{model!r}|{settings!r}|{store_weights}|{layout!r}|{part}|{n}|{thin}"
+    return disk_jit(fn, key)
+
+
+def _chunk_program(sampler: str, model, settings, store_weights: bool, layout, part: str, n: int, thin: int):
     prog = _program(sampler, model, settings)
     if part == "init":
         return shard_chains(lambda key, pos, args, imm: prog.init(key, args, pos, imm), layout, 2, 2)
