@@ -168,3 +168,7 @@ def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypat
         assert not {"flat", "loop", "<lambda>"} & set(traced), traced  # read from disk: none traced again
         np.testing.assert_array_equal(first, plain)
         np.testing.assert_array_equal(second, plain)
+        # another NumPyro or BlackJAX version: the programs traced from the old kernels are not loaded
+        monkeypatch.setattr(_runner, "_kernel_libraries", lambda: "numpyro 0.0 blackjax 0.0")
+        np.testing.assert_array_equal(fresh_run(cfg), plain)
+        assert "flat" in traced

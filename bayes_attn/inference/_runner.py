@@ -106,7 +106,16 @@ def compiled(sampler: str, model, settings, store_weights: bool, layout, part: s
     if layout.devices > 1:  # a program read from disk commits its outputs to one device (bayes_attn._programs)
         return fn
     key = f"{sampler}|{type(model).__module__}.{model!r}|{settings!r}|{store_weights}|{layout!r}|{part}|{n}|{thin}"
-    return disk_jit(fn, key)
+    return disk_jit(fn, f"{key}|{_kernel_libraries()}")
+
+
+@functools.lru_cache(maxsize=1)
+def _kernel_libraries() -> str:
+    """The versions of the libraries whose kernels the chunk programs trace (an upgrade must not load a program
+    traced from the old code; the package's own source and JAX's version are in every disk key already)."""
+    from importlib.metadata import version
+
+    return f"numpyro {version('numpyro')} blackjax {version('blackjax')}"
 
 
 def _chunk_program(sampler: str, model, settings, store_weights: bool, layout, part: str, n: int, thin: int):
