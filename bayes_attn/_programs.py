@@ -130,30 +130,14 @@ def _caller(exported, out_tree):
     return lambda *xs: jax.tree.unflatten(out_tree, call(*jax.device_put(xs, device)))
 
 
-def _first_sight(path: Path) -> bool:
-    """Whether no process has asked for the program at ``path`` before (and mark that one has)."""
-    marker = path.with_suffix(".seen")
-    if marker.exists():
-        return False
-    try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-    except OSError:
-        pass
-    return True
-
-
-def disk_jit(fn, key: str = "", lazy: bool = False):
+def disk_jit(fn, key: str = ""):
     """:func:`jax.jit` of ``fn`` whose traced program is also kept on disk (module docstring).
 
     ``fn`` takes positional pytree arguments (no static arguments) and returns a pytree of arrays.  ``key``: what
     else decides the program besides ``fn``'s name and the arguments' structure and types, as stable text (the
     samplers' chunk programs share one function name across samplers, models and settings); text with an object
-    identity in it (`` at 0x``) keeps the program off disk.  ``lazy``: export a program only when a process
-    asks for it the second time (a marker file records the first), so a program used once -- most of a test
-    session's, a one-off run's -- costs no export (about a tenth of a second per sampler program on top of its
-    tracing); the plain jit and the exported program give the same numbers.  The plain jitted function is the
-    wrapper's ``jitted`` attribute.
+    identity in it (`` at 0x``) keeps the program off disk.  The plain jitted function is the wrapper's
+    ``jitted`` attribute.
     """
     jitted = jax.jit(fn)
     programs: dict = {}  # (treedef, avals) -> callable on the flat leaves, or None: use ``jitted``
@@ -169,12 +153,10 @@ def disk_jit(fn, key: str = "", lazy: bool = False):
             folder, name = program_dir(), _key(fn, treedef, avals, key)
             program = None
             if folder is not None and name is not None:
-                path = folder / f"{name}.bin"
-                if not (lazy and not path.is_file() and _first_sight(path)):
-                    try:
-                        program = _load_or_export(fn, treedef, leaves, path)
-                    except Exception:  # noqa: BLE001 - not exportable (or no flatbuffers): the plain jit serves it
-                        program = None
+                try:
+                    program = _load_or_export(fn, treedef, leaves, folder / f"{name}.bin")
+                except Exception:  # noqa: BLE001 - not exportable (or no flatbuffers): the plain jit serves it
+                    program = None
             programs[memo] = program
         program = programs[memo]
         return jitted(*args) if program is None else program(*leaves)

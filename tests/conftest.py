@@ -47,11 +47,6 @@ request_host_devices(4)
 from bayes_attn._cache import enable_compilation_cache, release_compiled_programs  # noqa: E402
 
 enable_compilation_cache()
-# most of a test session's sampler programs run once: export them only when asked for again (users' runs export
-# at once, so that their second run reads them; tests/test_programs.py covers both)
-import bayes_attn.inference._runner as _runner  # noqa: E402
-
-_runner.EXPORT_LAZILY = True
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -133,8 +133,8 @@ def test_the_key_follows_the_extra_text_and_refuses_object_identities():
 
 def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypatch, tmp_path):
     """The runner's chunk programs (init, warm-up/draw loop, end of warm-up) of a one-device layout are disk
-    programs from the second process that needs them on: once that one has written them, a run in a fresh
-    process (here: every in-memory cache dropped) traces none of them, and its draws are those of the plain jax.jit, bit for bit.  NUTS: its state holds a dict keyed
+    programs: once a run has written them, a run in a fresh process (here: every in-memory cache dropped) traces
+    none of them, and its draws are those of the plain jax.jit, bit for bit.  NUTS: its state holds a dict keyed
     by a tuple of site names, which jax.export cannot serialise (the output tree is pickled beside it)."""
     from jax import monitoring
 
@@ -161,19 +161,14 @@ def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypat
         monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", "off")  # program_dir() None: the plain jax.jit
         plain = fresh_run(cfg)
         monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", str(tmp_path / kind))
-        monkeypatch.setattr(_runner, "EXPORT_LAZILY", True)  # as in the test session
-        once = fresh_run(cfg)  # the first process to need them: plain jit, a marker per program, nothing exported
-        assert "loop" in traced and not list(program_dir().glob("*.bin")) and list(program_dir().glob("*.seen"))
-        first = fresh_run(cfg)  # the second: traced to be exported (``flat``: _programs._load_or_export), written
+        first = fresh_run(cfg)
+        # the chunk functions were traced to be exported (``flat``: _programs._load_or_export) and written
         assert "flat" in traced and len(list(program_dir().glob("*.bin"))) >= 3  # init, loop(s), end
         second = fresh_run(cfg)
         assert not {"flat", "loop", "<lambda>"} & set(traced), traced  # read from disk: none traced again
-        for draws in (once, first, second):
-            np.testing.assert_array_equal(draws, plain)
-        # another NumPyro or BlackJAX version: the programs traced from the old kernels are not loaded; and as
-        # users run (EXPORT_LAZILY off) the first process to need the programs exports them at once
+        np.testing.assert_array_equal(first, plain)
+        np.testing.assert_array_equal(second, plain)
+        # another NumPyro or BlackJAX version: the programs traced from the old kernels are not loaded
         monkeypatch.setattr(_runner, "_kernel_libraries", lambda: "numpyro 0.0 blackjax 0.0")
-        monkeypatch.setattr(_runner, "EXPORT_LAZILY", False)
-        n_files = len(list(program_dir().glob("*.bin")))
         np.testing.assert_array_equal(fresh_run(cfg), plain)
-        assert "flat" in traced and len(list(program_dir().glob("*.bin"))) >= n_files + 3
+        assert "flat" in traced

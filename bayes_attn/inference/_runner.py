@@ -12,8 +12,7 @@ Named parts:
   runs is traced too, so a run compiles one sampling program (plus init, end of warm-up and, for
   samplers whose warm-up step differs from their sampling step, one warm-up program), however its
   iterations fall into chunks.  With the chains on one device the chunk programs are also kept on disk
-  (:func:`bayes_attn._programs.disk_jit`; :data:`EXPORT_LAZILY`), so a later process neither traces nor
-  lowers them;
+  (:func:`bayes_attn._programs.disk_jit`), so a later process neither traces nor lowers them;
 * :class:`Schedule`: warm-up, discarded and kept iterations and the chunk grid;
 * :mod:`._checkpoint`: checkpoint I/O; :func:`run_chains`: the loop that ties them together,
   with the progress bar and the optional stop after ``stop_after_chunks`` chunks.
@@ -85,12 +84,6 @@ def _zeros(shapes):
     return jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), shapes)
 
 
-#: export a chunk program only when a second process asks for it (``disk_jit(..., lazy=True)``).  Off for users,
-#: so that their second run of a configuration already reads its programs; the test session turns it on
-#: (tests/conftest.py), where most programs run once and an export would only add to their compilation.
-EXPORT_LAZILY = False
-
-
 @functools.lru_cache(maxsize=None)
 def compiled(sampler: str, model, settings, store_weights: bool, layout, part: str, n: int = 0, thin: int = 1):
     """The mapped, compiled chunk function ``part`` of a sampler's program (cached; see module docstring),
@@ -113,7 +106,7 @@ def compiled(sampler: str, model, settings, store_weights: bool, layout, part: s
     if layout.devices > 1:  # a program read from disk commits its outputs to one device (bayes_attn._programs)
         return fn
     key = f"{sampler}|{type(model).__module__}.{model!r}|{settings!r}|{store_weights}|{layout!r}|{part}|{n}|{thin}"
-    return disk_jit(fn, f"{key}|{_kernel_libraries()}", lazy=EXPORT_LAZILY)
+    return disk_jit(fn, f"{key}|{_kernel_libraries()}")
 
 
 @functools.lru_cache(maxsize=1)
