@@ -172,3 +172,21 @@ def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypat
         monkeypatch.setattr(_runner, "_kernel_libraries", lambda: "numpyro 0.0 blackjax 0.0")
         np.testing.assert_array_equal(fresh_run(cfg), plain)
         assert "flat" in traced
+
+
+def test_every_model_field_is_in_its_repr():
+    """The disk key of the samplers' programs holds ``repr(model)`` (inference._runner.compiled): every field that
+    shapes a model's program must show there, or two models differing in it would share a program on disk."""
+    import dataclasses
+
+    from bayes_attn.inference import models
+
+    classes = [c for c in vars(models).values() if isinstance(c, type) and dataclasses.is_dataclass(c)]
+    assert {"WeightsModel", "CollapsedModel", "OrderParameterModel", "AttentionModel"} <= {c.__name__ for c in classes}
+    for cls in classes:
+        hidden = [f.name for f in dataclasses.fields(cls) if not f.repr]
+        assert not hidden, (cls.__name__, hidden)
+        for c in cls.__mro__:  # the dataclass's own repr, not one written in the package that could leave fields out
+            r = vars(c).get("__repr__")
+            code = getattr(r, "__code__", None)  # None: absent, or object's own (C) repr
+            assert code is None or "bayes_attn" not in code.co_filename, (cls.__name__, c.__name__)
