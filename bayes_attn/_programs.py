@@ -11,13 +11,13 @@ and calls it (``Exported.call``), whose compiled form the persistent cache then 
 Key *(project choice)*: the function's module and name, the caller's extra text (``disk_jit(fn, key)``: for the
 samplers, the sampler, model, settings, layout and the versions of NumPyro and BlackJAX), the argument tree
 (static structure included, e.g. a spec's head counts), every leaf's shape, dtype and weak type, the backend,
-JAX's version, x64, and a hash of every source file of this package, so any edit to the package invalidates
-every entry (stale programs are never loaded; a development checkout simply exports again).  Files: ``<cache_dir>/exported/<key>.bin``,
-written atomically and pruned with the cache (:func:`bayes_attn._cache.enable_compilation_cache`); an
-unreadable or corrupt file is deleted and the program exported again.  Anything this cache cannot serve --
-tracer arguments (a call inside another transformation), tree structure whose text shows object identities,
-outputs JAX cannot serialise, a missing ``flatbuffers`` package, the cache turned off -- falls back to the plain
-:func:`jax.jit` of the same function, with the same results.
+JAX's version, x64, and a hash of every source file of this package, so any edit to the package invalidates every
+entry (stale programs are never loaded; a development checkout simply exports again).  Files:
+``<cache_dir>/exported/<key>.bin``, written atomically and pruned with the cache
+(:func:`bayes_attn._cache.enable_compilation_cache`); an unreadable or corrupt file is deleted and the program
+exported again.  Anything this cache cannot serve -- tracer arguments (a call inside another transformation), tree
+structure whose text shows object identities, outputs JAX cannot serialise, a missing ``flatbuffers`` package, the
+cache turned off -- falls back to the plain :func:`jax.jit` of the same function, with the same results.
 
 One difference from :func:`jax.jit` *(measured)*: the outputs of a program read from disk are committed to the
 default device (``Array.committed``), as those of any ``Exported.call`` are, so a later computation that mixes

@@ -56,12 +56,10 @@ def markov_sequences(n: int, seed: int, noise=(1.0, 1.0, 1.0), p_stay=(0.7, 0.3)
     # noise in every direction (the default) the map is exactly the identity, and z @ I is z to the last bit
     # (every other term of each sum is an exact zero), so the product is skipped.
     z = rng.standard_normal((n, N_STEPS, D_FEAT))
-    xi = x[:, 1:, :D_FEAT]
-    if np.array_equal(noise_map, np.eye(D_FEAT)):
-        xi[...] = z
-    else:
+    if not np.array_equal(noise_map, np.eye(D_FEAT)):
         np.matmul(z, noise_map, out=z)
-        xi[...] = z
+    xi = x[:, 1:, :D_FEAT]
+    xi[...] = z
     up = states > 0
     xi[up] += v_plus
     xi[~up] += v_minus
