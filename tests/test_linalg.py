@@ -12,6 +12,8 @@ from bayes_attn.linalg import (
     cholesky_factor,
     cholesky_log_jacobian,
     cholesky_theta,
+    diagonal,
+    log_det_from_cholesky,
     pack_cholesky,
     pack_symmetric,
     symmetric_to_packed_matrix,
@@ -139,6 +141,18 @@ def test_cholesky_log_jacobian_matches_autodiff(p):
 
     J = jax.jacfwd(upper)(theta)
     np.testing.assert_allclose(np.linalg.slogdet(J)[1], cholesky_log_jacobian(theta, p), rtol=1e-12)
+
+
+def test_diagonal_and_log_det_are_numpys():
+    rng = np.random.default_rng(11)
+    for shape in [(1, 1), (3, 3), (2, 5, 5)]:
+        a = rng.standard_normal(shape)
+        np.testing.assert_array_equal(diagonal(jnp.asarray(a)), np.diagonal(a, axis1=-2, axis2=-1))
+    U = _random_spd(rng, 6)
+    np.testing.assert_allclose(log_det_from_cholesky(np.linalg.cholesky(U)), np.linalg.slogdet(U)[1], rtol=1e-13)
+    # the gradient of the strided slice is the dense one: d/dC_ij of sum_i ln C_ii is delta_ij / C_ii
+    C = np.linalg.cholesky(U)
+    np.testing.assert_allclose(jax.grad(log_det_from_cholesky)(jnp.asarray(C)), 2.0 * np.diag(1.0 / np.diag(C)))
 
 
 def test_cholesky_theta_inverts_factor():

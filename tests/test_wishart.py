@@ -68,6 +68,18 @@ def test_unpack_log_jacobian_matches_autodiff():
     np.testing.assert_allclose(np.linalg.slogdet(J)[1], layout.unpack(xi, hyper)[2], rtol=1e-12)
 
 
+def test_unpack_factors_are_the_cholesky_factors_and_give_the_same_prior():
+    layout, hyper = _layout(SPEC3)
+    rng = np.random.default_rng(4)
+    xi = {k: jnp.asarray(rng.normal(size=s)) for k, s in layout.site_shapes().items()}
+    U_a, Us, Ls, log_jac = layout.unpack_factors(xi, hyper)
+    assert layout.unpack(xi, hyper)[2] == log_jac
+    for U, L in zip(Us, Ls):
+        np.testing.assert_allclose(L, np.linalg.cholesky(np.asarray(U)), rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(prior_log_density(U_a, Us, hyper, Ls), prior_log_density(U_a, Us, hyper), rtol=1e-12)
+    np.testing.assert_allclose(prior_log_density(U_a, Us, hyper), _scipy_chain_logpdf(SPEC3, U_a, Us), rtol=1e-10)
+
+
 def test_pack_unpack_roundtrip_and_gp_centre():
     layout, hyper = _layout(SPEC3)
     rng = np.random.default_rng(5)

@@ -27,12 +27,41 @@ def diag_positions(p: int) -> np.ndarray:
     return i * (i + 1) // 2 + i
 
 
+def diagonal(a):
+    """The diagonal of a square matrix as a strided slice of its flattened entries: the same numbers as
+    ``jnp.diagonal``, which lowers to a gather behind two conditionals (a cost in compilation time, not in run
+    time, paid in every program that takes a log-determinant from a Cholesky factor)."""
+    n = a.shape[-1]
+    return jnp.reshape(a, a.shape[:-2] + (n * n,))[..., :: n + 1]
+
+
+def log_det_from_cholesky(c):
+    """``ln det(C C^T) = 2 sum_i ln C_ii`` for a lower Cholesky factor ``C`` (NaN when ``C`` is, i.e. when the
+    factorised matrix is not positive definite)."""
+    return 2.0 * jnp.sum(jnp.log(diagonal(c)), axis=-1)
+
+
+def _tril_placement(p: int) -> np.ndarray:
+    """``E`` ``(p*p, p(p+1)/2)`` with ``vec(L) = E theta`` for the packed row-major lower triangle (row-major
+    ``vec``): placing the triangle by a product with this constant 0/1 matrix compiles to one small dot (and its
+    transpose), where an indexed scatter compiled to a scatter and, in the gradient, a gather."""
+    rows, cols = np.tril_indices(p)
+    E = np.zeros((p * p, rows.size))
+    E[rows * p + cols, np.arange(rows.size)] = 1.0
+    return E
+
+
+def _diagonal_mask(p: int) -> np.ndarray:
+    """Boolean mask of the diagonal in the packed row-major lower triangle."""
+    mask = np.zeros(tril_size(p), dtype=bool)
+    mask[diag_positions(p)] = True
+    return mask
+
+
 def cholesky_factor(theta, p: int):
     """``L`` with ``L_ii = exp(theta_ii)`` from the packed row-major lower triangle ``theta``."""
-    rows, cols = np.tril_indices(p)
-    d = diag_positions(p)
-    vals = theta.at[d].set(jnp.exp(theta[d]))
-    return jnp.zeros((p, p), dtype=theta.dtype).at[rows, cols].set(vals)
+    vals = jnp.where(_diagonal_mask(p), jnp.exp(theta), theta)
+    return (jnp.asarray(_tril_placement(p), dtype=theta.dtype) @ vals).reshape(p, p)
 
 
 def cholesky_theta(U):
@@ -48,8 +77,9 @@ def cholesky_theta(U):
 
 def cholesky_log_jacobian(theta, p: int):
     """``ln |dU / dtheta| = p ln 2 + sum_{i=1}^p (p - i + 2) theta_ii`` (docs/theory.md eq. (5.2d))."""
-    weights = p + 1 - np.arange(p)  # (p - i + 2) for 1-based i
-    return p * np.log(2.0) + jnp.sum(weights * theta[diag_positions(p)])
+    weights = np.zeros(tril_size(p))
+    weights[diag_positions(p)] = p + 1 - np.arange(p)  # (p - i + 2) for 1-based i, 0 off the diagonal
+    return p * np.log(2.0) + jnp.dot(jnp.asarray(weights, dtype=theta.dtype), theta)
 
 
 def unpack_cholesky(theta, sizes):
@@ -95,6 +125,8 @@ def symmetric_to_packed_matrix(p: int) -> np.ndarray:
 
 __all__ = [
     "tril_size",
+    "diagonal",
+    "log_det_from_cholesky",
     "diag_positions",
     "cholesky_factor",
     "cholesky_theta",

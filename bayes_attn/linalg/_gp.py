@@ -16,6 +16,8 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
+from ._cholesky import log_det_from_cholesky
+
 
 def shifted_cholesky(K, T):
     """Lower Cholesky factor of ``K + T I`` and whether it is finite (``K + T I`` positive definite)."""
@@ -26,7 +28,7 @@ def shifted_cholesky(K, T):
 def _log_marginal(Lc, ok, quad, n: int):
     """``-1/2 (quad + ln det + n ln 2 pi)`` from the Cholesky factor ``Lc`` and the quadratic form
     ``quad = y^T (K + T I)^-1 y``; ``-inf`` where the factor is not finite (``ok`` false)."""
-    logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(Lc)))
+    logdet = log_det_from_cholesky(Lc)
     return jnp.where(ok, -0.5 * (quad + logdet + n * jnp.log(2.0 * jnp.pi)), -jnp.inf)
 
 

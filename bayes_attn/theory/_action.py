@@ -36,10 +36,10 @@ def partial_trace(U_l, H_l: int):
 def _chol_logdet(U):
     """Cholesky factor and ``ln det U`` (NaN when ``U`` is not positive definite)."""
     c = jnp.linalg.cholesky(U)
-    return c, 2.0 * jnp.sum(jnp.log(jnp.diagonal(c)))
+    return c, linalg.log_det_from_cholesky(c)
 
 
-def entropy(U_a, Us: Sequence, spec: NetworkSpec):
+def entropy(U_a, Us: Sequence, spec: NetworkSpec, factors: Sequence | None = None):
     """Entropy term ``S_ent(U)`` of theory.md §4.4.
 
     ``S_ent = N_a (U_a/sigma_a^2 - ln U_a)
@@ -55,6 +55,9 @@ def entropy(U_a, Us: Sequence, spec: NetworkSpec):
     spec : NetworkSpec
         Supplies ``heads`` ``(H_1..H_L)``, ``widths`` ``(N_1..N_L, N_a)`` and
         ``variances`` ``(sigma_0^2, sigma_1^2..sigma_L^2, sigma_a^2)``.
+    factors : sequence of arrays, optional
+        The lower Cholesky factors of ``Us`` where the caller holds them (the sampled density builds
+        ``U_l = L_l L_l^T``): the same value without factorising again, and a gradient through products only.
 
     Returns
     -------
@@ -67,13 +70,17 @@ def entropy(U_a, Us: Sequence, spec: NetworkSpec):
     n_a, s2_a = spec.widths[-1], spec.sigma2_readout
     U_a = jnp.asarray(U_a)
     out = n_a * (U_a / s2_a - jnp.log(U_a))
-    nxt = U_a.reshape(1, 1)  # U_{L+1}
-    c_next, logdet_next = _chol_logdet(nxt)
+    c_next = jnp.sqrt(U_a).reshape(1, 1)  # the Cholesky factor of U_{L+1} = U_a
+    logdet_next = jnp.log(U_a)
     for l in range(L, 0, -1):  # l = L .. 1 (1-based)
         U_l = Us[l - 1]
         H_l, N_l, s2_l = spec.heads[l - 1], spec.widths[l - 1], spec.sigma2_layers[l - 1]
         tr = jnp.trace(jsl.cho_solve((c_next, True), partial_trace(U_l, H_l)))
-        c_l, logdet_l = _chol_logdet(U_l)
+        if factors is None:
+            c_l, logdet_l = _chol_logdet(U_l)
+        else:
+            c_l = factors[l - 1]
+            logdet_l = linalg.log_det_from_cholesky(c_l)
         out = out + N_l * (tr / s2_l - logdet_l + H_l * logdet_next)
         c_next, logdet_next = c_l, logdet_l
     return out

@@ -32,7 +32,15 @@ import numpy as np
 from jax.scipy.special import multigammaln
 
 from .._errors import InputError
-from ..linalg import KernelData, cholesky_factor, cholesky_log_jacobian, cholesky_theta, tril_size
+from ..linalg import (
+    KernelData,
+    cholesky_factor,
+    cholesky_log_jacobian,
+    cholesky_theta,
+    diagonal,
+    log_det_from_cholesky,
+    tril_size,
+)
 from ..network import NetworkSpec
 from ._action import energy, entropy
 
@@ -82,11 +90,22 @@ class OrderParameterLayout:
     def scale_factor(self, l: int, U_next, hyper):
         """``C_l = sigma_l (I_{H_l} kron chol U_{l+1})``: the Cholesky factor of the scale ``Sigma_l`` of
         ``N_l U_l | U_{l+1} ~ Wishart(N_l, Sigma_l)`` (eq. (5.2a)); ``U_next`` is ``U_{l+1}`` (``U_a`` as 1 x 1 for l = L)."""
-        H = self.sizes[l - 1] // U_next.shape[0]
-        return jnp.sqrt(hyper.sigma2_layers[l - 1]) * jnp.kron(jnp.eye(H), jnp.linalg.cholesky(U_next))
+        return self._scale_from_factor(l, jnp.linalg.cholesky(U_next), hyper)
+
+    def _scale_from_factor(self, l: int, L_next, hyper):
+        """:meth:`scale_factor` from the Cholesky factor ``L_next`` of ``U_{l+1}``."""
+        H = self.sizes[l - 1] // L_next.shape[0]
+        return jnp.sqrt(hyper.sigma2_layers[l - 1]) * jnp.kron(jnp.eye(H), L_next)
 
     def unpack(self, xi: dict, hyper):
-        """Sites -> ``(U_a, [U_1, ..., U_L], log_jacobian)`` (eq. (5.2f), non-centred).
+        """Sites -> ``(U_a, [U_1, ..., U_L], log_jacobian)`` (eq. (5.2f), non-centred); :meth:`unpack_factors`
+        without the factors."""
+        U_a, Us, _, log_jac = self.unpack_factors(xi, hyper)
+        return U_a, Us, log_jac
+
+    def unpack_factors(self, xi: dict, hyper):
+        """Sites -> ``(U_a, [U_1, ..., U_L], [L_1, ..., L_L], log_jacobian)`` (eq. (5.2f), non-centred), with
+        ``L_l`` the lower Cholesky factor of ``U_l`` (positive diagonal), which the construction yields for free.
 
         ``U_a = sigma_a^2 exp(xi_a / sqrt(N_a))``; then for ``l = L, ..., 1``: ``A_l`` = the
         log-Cholesky factor of ``xi_l / sqrt(N_l)`` and ``U_l = C_l A_l A_l^T C_l^T``.
@@ -97,21 +116,21 @@ class OrderParameterLayout:
         theta_a = jnp.log(hyper.sigma2_readout) + xi["xi_a"] / jnp.sqrt(N_a)
         U_a = jnp.exp(theta_a)
         log_jac = theta_a - 0.5 * jnp.log(N_a)
-        Us = [None] * self.n_layers
-        U_next = U_a.reshape(1, 1)
+        Us, Ls = [None] * self.n_layers, [None] * self.n_layers
+        L_next = jnp.sqrt(U_a).reshape(1, 1)  # the Cholesky factor of U_{L+1} = U_a
         for l in range(self.n_layers, 0, -1):
             p, N = self.sizes[l - 1], hyper.widths[l - 1]
             theta = xi[f"xi_{l}"] / jnp.sqrt(N)
-            C = self.scale_factor(l, U_next, hyper)
-            L = C @ cholesky_factor(theta, p)  # lower triangular, positive diagonal: the Cholesky factor of U_l
-            U_next = Us[l - 1] = L @ L.T
+            C = self._scale_from_factor(l, L_next, hyper)
+            L_next = Ls[l - 1] = C @ cholesky_factor(theta, p)  # lower triangular, positive diagonal
+            Us[l - 1] = L_next @ L_next.T
             log_jac = (
                 log_jac
                 + cholesky_log_jacobian(theta, p)
-                + (p + 1) * jnp.sum(jnp.log(jnp.diagonal(C)))
+                + (p + 1) * jnp.sum(jnp.log(diagonal(C)))
                 - 0.5 * tril_size(p) * jnp.log(N)
             )
-        return U_a, Us, log_jac
+        return U_a, Us, Ls, log_jac
 
     def pack(self, U_a, Us, hyper) -> dict:
         """Inverse of :meth:`unpack`: order parameters -> sites (``U_l`` positive definite);
@@ -140,15 +159,18 @@ def wishart_log_normalizer(sizes, hyper):
     return out
 
 
-def prior_log_density(U_a, Us, hyper):
+def prior_log_density(U_a, Us, hyper, factors=None):
     """Normalised log-density of the prior Wishart chain at ``(U_a, U_1..U_L)`` (eqs. (5.2a), (5.2c)).
 
     ``-(S_ent + sum_l (p_l + 1) ln det U_l + 2 ln U_a) / 2`` plus :func:`wishart_log_normalizer`.
+    ``factors``: the lower Cholesky factors of ``Us`` where the caller holds them (the same value).
     """
+    if factors is None:
+        factors = [jnp.linalg.cholesky(U) for U in Us]
     extra = 2.0 * jnp.log(U_a)
-    for U in Us:
-        extra = extra + (U.shape[0] + 1) * jnp.linalg.slogdet(U)[1]
-    return -0.5 * (entropy(U_a, Us, hyper) + extra) + wishart_log_normalizer([U.shape[0] for U in Us], hyper)
+    for L in factors:
+        extra = extra + (L.shape[0] + 1) * log_det_from_cholesky(L)
+    return -0.5 * (entropy(U_a, Us, hyper, factors) + extra) + wishart_log_normalizer([U.shape[0] for U in Us], hyper)
 
 
 def exact_log_density(layout: OrderParameterLayout, xi: dict, hyper, kd: KernelData | None = None, y=None):
@@ -158,8 +180,8 @@ def exact_log_density(layout: OrderParameterLayout, xi: dict, hyper, kd: KernelD
     ``ln N(y; 0, K_{U_1} + T I)`` up to ``-(P/2) ln 2 pi``); the prior alone when ``kd`` is None.
     Integrating ``exp`` of this over ``xi`` gives ``p(D) (2 pi)^{P/2}`` (the evidence up to that constant).
     """
-    U_a, Us, log_jac = layout.unpack(xi, hyper)
-    out = prior_log_density(U_a, Us, hyper) + log_jac
+    U_a, Us, Ls, log_jac = layout.unpack_factors(xi, hyper)
+    out = prior_log_density(U_a, Us, hyper, Ls) + log_jac
     if kd is not None:
         out = out - 0.5 * energy(Us[0], kd, y, hyper.temperature)
     return out
