@@ -14,7 +14,8 @@ turned on and its folder holds more than :data:`MAX_BYTES`, the least recently m
 deleted until it holds three quarters of that (:func:`prune`; JAX's own eviction,
 ``jax_compilation_cache_max_size``, needs the ``filelock`` package and turns the cache off without it).
 docs/design.md, "Compilation cache", gives the measured size of a run's entries.  The subfolder ``exported``
-holds traced programs (:mod:`bayes_attn._programs`), pruned the same way at an eighth of that size.
+holds traced programs (:mod:`bayes_attn._programs`), pruned the same way at an eighth of that size, and
+``diagnostics`` the convergence tables of runs (:mod:`bayes_attn.diagnostics._table_cache`), at a sixteenth.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from ._cpus import allowed_cpus, limit_native_threads, pin_to_cpus
 ENV = "BAYES_ATTN_CACHE_DIR"
 #: subfolder of the cache folder holding traced programs (:mod:`bayes_attn._programs`)
 EXPORTED = "exported"
+#: subfolder of the cache folder holding convergence tables (:mod:`bayes_attn.diagnostics._table_cache`)
+DIAGNOSTICS = "diagnostics"
 #: size above which JAX evicts the least recently used cache entries (bytes)
 MAX_BYTES = 2 * 1024**3
 
@@ -92,6 +95,8 @@ def enable_compilation_cache(path=None) -> Path | None:
         prune(folder)
         if (folder / EXPORTED).is_dir():
             prune(folder / EXPORTED, MAX_BYTES // 8)
+        if (folder / DIAGNOSTICS).is_dir():
+            prune(folder / DIAGNOSTICS, MAX_BYTES // 16)
     except OSError:
         return None
     jax.config.update("jax_compilation_cache_dir", str(folder))
@@ -215,6 +220,8 @@ class CompileTimer:
 
 __all__ = [
     "ENV",
+    "EXPORTED",
+    "DIAGNOSTICS",
     "COMPILE_EVENTS",
     "CompileTimer",
     "cache_dir",

@@ -16,7 +16,7 @@ import numpy as np
 import xarray as xr
 
 from ..config import ATTENTION_MODELS, Thresholds
-from ._mcmc_stats import diagnostics_table
+from ._table_cache import cached_table
 
 #: the quantities the verdict gates: the test predictions ``f``, the entries of ``U`` and the gauge-fixed Potts
 #: couplings ``K0`` (module docstring)
@@ -92,7 +92,7 @@ def summarize(dt: xr.DataTree, thresholds: Thresholds = Thresholds()) -> Report:
     report and ``sweep`` all call it, so PASS / ``converged`` means the same everywhere.
     """
     ds = invariant_draws(dt)
-    table = diagnostics_table(ds)  # az.summary(ds, kind="diagnostics"), all entries at once
+    table = cached_table(ds)  # az.summary(ds, kind="diagnostics"), all entries at once; kept on disk per draws
     stats = dt["sample_stats"].ds if "sample_stats" in dt.children else xr.Dataset()
     div = int(stats["diverging"].values.sum()) if "diverging" in stats else 0
     bfmi = None
