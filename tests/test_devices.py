@@ -29,7 +29,8 @@ class TestLayout:
         import jax
 
         assert jax.default_backend() == "cpu" and jax.local_device_count() == 4
-        # CPU: one device, vectorized (measured faster than spreading chains over host devices, docs/design.md)
+        # CPU: one device (measured faster than spreading chains over host devices, docs/design.md), vectorized
+        # unless the sampler's registry entry says otherwise (next test)
         assert chain_layout(4) == ChainLayout("vectorized", 1) and chain_method(4) == "vectorized"
         assert chain_layout(1) == ChainLayout("sequential", 1) == chain_layout(1, "parallel")
         assert chain_layout(4, "sequential") == ChainLayout("sequential", 1)
@@ -41,6 +42,31 @@ class TestLayout:
             assert chain_layout(5, "parallel") == ChainLayout("vectorized", 1)
         assert chain_layout(4, "vectorized", devices=2) == ChainLayout("vectorized", 2)
         assert chain_layout(4, "auto", devices=4) == ChainLayout("vectorized", 4)
+
+    def test_auto_on_cpu_follows_the_samplers_registry_entry(self, monkeypatch):
+        from bayes_attn.inference import _runner
+        from bayes_attn.inference.samplers import SAMPLERS
+
+        # NUTS: one chain after another (vectorized trees wait for the longest; docs/design.md, "Chains on CPU")
+        assert SAMPLERS["nuts"].cpu_chains == "sequential"
+        assert {SAMPLERS[k].cpu_chains for k in ("mala", "ula", "gibbs")} == {"vectorized"}
+        assert chain_layout(4, cpu_method="sequential") == ChainLayout("sequential", 1)
+        assert chain_method(4, cpu_method="sequential") == "sequential"
+        # an explicit method, a forced layout or one chain is not the sampler's choice
+        assert chain_layout(4, "vectorized", cpu_method="sequential") == ChainLayout("vectorized", 1)
+        assert chain_layout(4, "auto", devices=2, cpu_method="sequential") == ChainLayout("vectorized", 2)
+        # the runner passes the sampler's entry (stopped before anything compiles)
+        seen = []
+
+        def spy(*a):
+            seen.append(chain_layout(*a))
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(_runner, "chain_layout", spy)
+        for kind, method in [("nuts", "sequential"), ("mala", "vectorized")]:
+            with pytest.raises(KeyboardInterrupt):
+                _runner.run_chains(kind, None, None, SamplerConfig(kind=kind, chains=4), None, fp="")
+            assert seen[-1] == ChainLayout(method, 1)
 
     def test_host_devices_are_asked_for_only_when_chains_are_sharded(self):
         """A run on one device asks XLA for no host devices (so that its compilation-cache keys, which include the

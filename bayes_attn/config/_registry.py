@@ -25,7 +25,10 @@ class Sampler:
     sample; ``path_inputs``: its programs need the path inputs in the model's arguments (the exact Gibbs
     sweep); ``options``: the :class:`~bayes_attn.config.SamplerConfig` kernel options its program reads (in the
     spirit of NumPyro's ``NUTS(...)`` against ``MCMC(...)``: the other fields are the run's); a config that sets
-    another sampler's option gets a :class:`~bayes_attn.ConfigWarning` naming it.
+    another sampler's option gets a :class:`~bayes_attn.ConfigWarning` naming it; ``cpu_chains``: how
+    ``chain_method = "auto"`` runs several chains on a CPU (:func:`bayes_attn.inference.chain_layout`):
+    ``"vectorized"`` (one ``vmap``ped program) or ``"sequential"`` (one chain after another), the faster of the
+    two for this algorithm there.
     """
 
     name: str
@@ -34,6 +37,7 @@ class Sampler:
     models: tuple[str, ...]
     path_inputs: bool = False
     options: tuple[str, ...] = ()
+    cpu_chains: str = "vectorized"
 
     def program(self, model, settings):
         """The sampler's :class:`~bayes_attn.inference.samplers.Program` for ``model`` and
@@ -67,6 +71,9 @@ register(
         ("lp", "acceptance_rate", "step_size", "diverging", "n_steps", "tree_depth", "energy"),
         MODELS,
         options=("target_accept", "max_tree_depth", "dense_mass"),
+        # vectorized NUTS chains run every iteration as long as the longest of their trees, and vmapped trees
+        # compile slower: one after another was faster cold and warm on CPU (docs/design.md, "Chains on CPU")
+        cpu_chains="sequential",
     )
 )
 register(

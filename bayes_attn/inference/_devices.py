@@ -54,15 +54,18 @@ def _largest_divisor(chains: int, limit: int) -> int:
     return max(d for d in range(1, min(chains, limit) + 1) if chains % d == 0)
 
 
-def chain_layout(chains: int, requested: str = "auto", devices: int | None = None) -> ChainLayout:
+def chain_layout(
+    chains: int, requested: str = "auto", devices: int | None = None, cpu_method: str = "vectorized"
+) -> ChainLayout:
     """How the runner maps ``chains`` chains (``[sampler] chain_method`` and ``devices``).
 
     * ``devices`` given: the chains are sharded over that many local devices (it must divide the
       chains and be at most the number present: :class:`~bayes_attn.InputError` naming
       ``sampler.devices`` otherwise);
-    * ``"auto"`` *(project choice, measured; docs/design.md, "Chains on CPU")*: one device on CPU
-      (vectorized: on 2 cores, chains spread over virtual host devices ran several times slower than
-      vectorized on one), and on accelerators the largest number of devices that divides the chains;
+    * ``"auto"`` *(project choice, measured; docs/design.md, "Chains on CPU")*: one device on CPU (on 2
+      cores, chains spread over virtual host devices ran several times slower than on one), there
+      ``cpu_method`` (the sampler's registry entry, ``Sampler.cpu_chains``: ``"sequential"`` for NUTS,
+      ``"vectorized"`` for the others); on accelerators the largest number of devices that divides the chains;
     * ``"parallel"`` (older configs; was ``pmap``): sharded over the largest number of local devices
       that divides the chains, with a warning when that is a single device;
     * ``"vectorized"``: one device unless ``devices`` says otherwise; ``"sequential"``: one chain
@@ -101,13 +104,15 @@ def chain_layout(chains: int, requested: str = "auto", devices: int | None = Non
         return ChainLayout("vectorized", d)
     if requested == "auto" and jax.default_backend() != "cpu":
         return ChainLayout("vectorized", _largest_divisor(chains, present))
+    if requested == "auto":
+        return ChainLayout(cpu_method, 1)
     return ChainLayout("vectorized", 1)
 
 
-def chain_method(chains: int, requested: str = "auto") -> str:
+def chain_method(chains: int, requested: str = "auto", cpu_method: str = "vectorized") -> str:
     """The resolved method name: ``"parallel"`` (sharded over several devices), ``"vectorized"`` or
     ``"sequential"`` (:func:`chain_layout`)."""
-    lay = chain_layout(chains, requested)
+    lay = chain_layout(chains, requested, cpu_method=cpu_method)
     return "parallel" if lay.devices > 1 else lay.method
 
 

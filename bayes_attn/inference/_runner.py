@@ -211,7 +211,7 @@ def run_chains(
     ``cfg.chain_method`` and ``cfg.devices`` say (:func:`~bayes_attn.inference.chain_layout`); the run's
     arrays and programs are in ``cfg.precision`` (:func:`precision`).
     """
-    layout = chain_layout(cfg.chains, cfg.chain_method, cfg.devices)
+    layout = chain_layout(cfg.chains, cfg.chain_method, cfg.devices, SAMPLERS[sampler].cpu_chains)
     with precision(cfg.precision):
         return _run(
             sampler,

@@ -59,6 +59,10 @@ CASES = {
     "gibbs-collapsed": ("markov", "gibbs", "collapsed", LONG),
     "gibbs-weights": ("markov", "gibbs", "weights", LONG),
     "digits-nuts-order_parameters": ("digits", "nuts", "order_parameters", LONG),
+    # NUTS's chains run one after another on CPU ("auto"); the same runs vectorized, which "auto" did before
+    # (NUTS under vmap runs every iteration as long as the longest tree, and its programs compile slower)
+    "nuts-order_parameters-vectorized": ("markov", "nuts", "order_parameters", LONG, {"chain_method": "vectorized"}),
+    "nuts-collapsed-vectorized": ("markov", "nuts", "collapsed", SHORT, {"chain_method": "vectorized"}),
 }
 
 
@@ -165,12 +169,15 @@ def child(case: str, out: Path, want_floor: bool) -> None:
     jax.monitoring.register_event_duration_secs_listener(
         lambda name, d, **kw: events.append((time.perf_counter(), float(d))) if name in COMPILE_EVENTS else None
     )
-    task_name, kind, model, (warmup, draws) = CASES[case]
+    task_name, kind, model, (warmup, draws), *extra = CASES[case]
+    extra = extra[0] if extra else {}
     if SMOKE:
         warmup, draws = 10, 10
     task, spec = _task(task_name)
     t_data = time.perf_counter()
-    cfg = inf.SamplerConfig(kind=kind, model=model, chains=4, warmup=warmup, draws=draws, seed=0, progress_bar=False)
+    cfg = inf.SamplerConfig(
+        kind=kind, model=model, chains=4, warmup=warmup, draws=draws, seed=0, progress_bar=False, **extra
+    )
     timings = {"windows": []}
     dt = inf.sample(task, spec, cfg, timings=timings)
     t_sample = time.perf_counter()
@@ -189,6 +196,8 @@ def child(case: str, out: Path, want_floor: bool) -> None:
         "sampler": kind,
         "model": model,
         "chains": 4,
+        "chain_method": cfg.chain_method,
+        "layout": inf.chain_layout(4, cfg.chain_method, cfg.devices, inf.SAMPLERS[kind].cpu_chains).method,
         "warmup": warmup,
         "draws": draws,
         "width": list(spec.widths),

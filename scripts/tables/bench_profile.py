@@ -13,6 +13,19 @@ def _s(x: float) -> str:
     return f"{x:.1f}"
 
 
+def _chains(run: dict) -> str:
+    """How the run's chains ran on its one device: the layout it recorded; runs from before the field existed
+    (``chain_method`` absent) were all vectorized; ``"auto"`` is the sampler's registry entry."""
+    if "layout" in run:
+        return run["layout"]
+    method = run.get("chain_method", "vectorized")
+    if method == "auto":
+        from bayes_attn.config import REGISTRY
+
+        return REGISTRY[run["sampler"]].cpu_chains
+    return method
+
+
 def render() -> str:
     d = load("benchmarks/profile/results.json", "benchmarks/profile/run.py")
     rows = []
@@ -20,6 +33,9 @@ def render() -> str:
         cold, warm = c["cold"], c["warm"]
         floor = warm["floor_s"]
         name = f"{warm['sampler']} / {warm['model']}" + (" (digits)" if warm["task"] == "digits" else "")
+        method = _chains(warm)
+        if warm["sampler"] == "nuts":
+            name += ", chains one after another" if method == "sequential" else ", vectorized chains"
         run = sum(warm[f"{p}_s"] - warm[f"compile_{p}_s"] for p in ("init", "warmup", "end", "sample"))
         rows.append(
             [
@@ -33,7 +49,9 @@ def render() -> str:
                 f"{warm['kept']} = {_s(floor)}",
                 f"{_s(cold['total_s'])} / {_s(warm['total_s'])}",
                 f"{cold['total_s'] / floor:.2f}× / {warm['total_s'] / floor:.2f}×",
-                f"{warm['lockstep_units'] / warm['units']:.2f}×" if "lockstep_units" in warm else "—",
+                f"{warm['lockstep_units'] / warm['units']:.2f}×"
+                if "lockstep_units" in warm and method == "vectorized"
+                else "—",
                 f"{cold['cache_bytes'] / 1e6:.1f} MB" if "cache_bytes" in cold else "—",
                 f"{warm['min_ess_bulk_f']:.0f}",
             ]
