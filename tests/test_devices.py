@@ -14,6 +14,7 @@ from bayes_attn.inference import (
     chain_method,
     fingerprint,
     host_devices_needed,
+    run_layout,
     sample,
 )
 from bayes_attn.network import NetworkSpec
@@ -55,14 +56,14 @@ class TestLayout:
         # an explicit method, a forced layout or one chain is not the sampler's choice
         assert chain_layout(4, "vectorized", cpu_method="sequential") == ChainLayout("vectorized", 1)
         assert chain_layout(4, "auto", devices=2, cpu_method="sequential") == ChainLayout("vectorized", 2)
-        # the runner passes the sampler's entry (stopped before anything compiles)
+        # the runner lays its chains out by the sampler's entry (stopped before anything compiles)
         seen = []
 
         def spy(*a):
-            seen.append(chain_layout(*a))
+            seen.append(run_layout(*a))
             raise KeyboardInterrupt
 
-        monkeypatch.setattr(_runner, "chain_layout", spy)
+        monkeypatch.setattr(_runner, "run_layout", spy)
         for kind, method in [("nuts", "sequential"), ("mala", "vectorized")]:
             with pytest.raises(KeyboardInterrupt):
                 _runner.run_chains(kind, None, None, SamplerConfig(kind=kind, chains=4), None, fp="")

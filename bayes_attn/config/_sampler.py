@@ -93,8 +93,8 @@ class SamplerConfig:
       (14-150 correlated dimensions, docs/wishart.md), false for the weight-space models (their
       dimension grows like N^2).
     * ``chain_method``: ``"auto"`` (on one device on CPU, one chain after another for NUTS and vectorized for
-      the other samplers; sharded over the devices on accelerators), ``"vectorized"``, ``"parallel"`` (sharded over the local devices) or
-      ``"sequential"``; ``devices``: shard the chains over this many devices (``None``: as
+      the other samplers; sharded over the devices on accelerators), ``"vectorized"``, ``"parallel"``
+      (sharded over the local devices) or ``"sequential"``; ``devices``: shard the chains over this many devices (``None``: as
       ``chain_method`` says; it must divide ``chains``).  See :func:`bayes_attn.inference.chain_layout`.
       Neither changes the draws beyond floating-point reassociation, so neither enters a checkpoint's
       fingerprint or a sweep cell's hash.

@@ -109,6 +109,15 @@ def chain_layout(
     return ChainLayout("vectorized", 1)
 
 
+def run_layout(sampler: str, cfg) -> ChainLayout:
+    """The layout a run of ``sampler`` with :class:`~bayes_attn.config.SamplerConfig` ``cfg`` uses:
+    :func:`chain_layout` of its chains, ``chain_method`` and ``devices``, with the sampler's registry entry
+    (``Sampler.cpu_chains``) for ``"auto"`` on CPU."""
+    from ..config import REGISTRY
+
+    return chain_layout(cfg.chains, cfg.chain_method, cfg.devices, REGISTRY[sampler].cpu_chains)
+
+
 def chain_method(chains: int, requested: str = "auto", cpu_method: str = "vectorized") -> str:
     """The resolved method name: ``"parallel"`` (sharded over several devices), ``"vectorized"`` or
     ``"sequential"`` (:func:`chain_layout`)."""
@@ -145,6 +154,7 @@ __all__ = [
     "request_host_devices",
     "host_devices_needed",
     "chain_layout",
+    "run_layout",
     "chain_method",
     "shard_chains",
     "ChainLayout",

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from .._programs import disk_jit
 from . import _checkpoint
-from ._devices import chain_layout, shard_chains
+from ._devices import run_layout, shard_chains
 from .samplers import SAMPLERS
 
 
@@ -211,7 +211,7 @@ def run_chains(
     ``cfg.chain_method`` and ``cfg.devices`` say (:func:`~bayes_attn.inference.chain_layout`); the run's
     arrays and programs are in ``cfg.precision`` (:func:`precision`).
     """
-    layout = chain_layout(cfg.chains, cfg.chain_method, cfg.devices, SAMPLERS[sampler].cpu_chains)
+    layout = run_layout(sampler, cfg)
     with precision(cfg.precision):
         return _run(
             sampler,

@@ -111,14 +111,14 @@ def floor(task, spec, cfg, dt) -> dict:
 
     from bayes_attn.inference import build_model
     from bayes_attn.inference._runner import _program, chain_keys, compiled
-    from bayes_attn.inference._devices import chain_layout
+    from bayes_attn.inference._devices import run_layout
     from bayes_attn.inference.samplers import Settings
 
     from bayes_attn.inference.samplers import SAMPLERS
 
     model, args = build_model(task, spec, cfg.model, path_inputs=SAMPLERS[cfg.kind].path_inputs)
     settings = Settings.from_config(cfg)
-    layout = chain_layout(cfg.chains, cfg.chain_method, cfg.devices)
+    layout = run_layout(cfg.kind, cfg)
     prog = _program(cfg.kind, model, settings)
     keys, _ = chain_keys(cfg.seed, cfg.chains)
     carry = compiled(cfg.kind, model, settings, False, layout, "init")(keys, None, args, None)
@@ -197,7 +197,7 @@ def child(case: str, out: Path, want_floor: bool) -> None:
         "model": model,
         "chains": 4,
         "chain_method": cfg.chain_method,
-        "layout": inf.chain_layout(4, cfg.chain_method, cfg.devices, inf.SAMPLERS[kind].cpu_chains).method,
+        "layout": inf.run_layout(kind, cfg).method,
         "warmup": warmup,
         "draws": draws,
         "width": list(spec.widths),
