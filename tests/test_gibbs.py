@@ -115,6 +115,20 @@ class TestMatheron:
             counts = np.bincount(ranks[:, j], minlength=n_post + 1)
             assert stats.chisquare(counts).pvalue > 1e-3
 
+    def test_sweep_noise_is_one_draw_cut_into_disjoint_pieces(self):
+        """Every block's ``z0`` and ``eps`` noise and every scale move's normal are disjoint pieces of one standard
+        normal draw, used whole (nothing shared between blocks, nothing left over), and the uniforms are one draw."""
+        from bayes_attn.inference.samplers._adapt import std_normal
+
+        shapes = {"z_V0": (3, 4), "z_V1": (2, 5, 5), "z_a": (5,)}
+        key = jax.random.PRNGKey(11)
+        blocks, xi, u = g.sweep_noise(key, shapes, 7, 2, jnp.float64)
+        assert [b[0].shape for b in blocks] == list(shapes.values()) and all(b[1].shape == (7,) for b in blocks)
+        k_n, k_u = jax.random.split(key)
+        flat = np.concatenate([np.concatenate([np.ravel(z0), e]) for z0, e in blocks] + [np.asarray(xi)])
+        np.testing.assert_array_equal(flat, std_normal(k_n, (12 + 7 + 50 + 7 + 5 + 7 + 2,), jnp.float64))
+        np.testing.assert_array_equal(u, jax.random.uniform(k_u, (2,), jnp.float64))
+
 
 class TestSweep:
     def test_scale_move_keeps_prior_invariant(self):

@@ -37,6 +37,7 @@ solves (``L + 2`` per sweep).
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import jax
@@ -91,29 +92,42 @@ def readout_gram(sigma2, Z):
     return sigma2 * (xbar @ xbar.T) / Z.shape[2]
 
 
-def matheron(rng_key, lin, z_shape, G, y, T):
-    """Exact draw of ``z ~ N(0, I)`` conditioned on ``y ~ N(lin(z), T I)``, ``G = J J^T``.
-
-    Returns ``(z, ok)``; ``ok`` is false when the Cholesky of ``G + T I`` failed.
-    """
-    k_z, k_e = jax.random.split(rng_key)
-    z0 = std_normal(k_z, z_shape, y.dtype)
-    eps = jnp.sqrt(T) * std_normal(k_e, y.shape, y.dtype)
+def matheron_update(z0, eps, lin, G, y, T):
+    """The prior-plus-correction update of a prior draw ``z0 ~ N(0, I)`` with noise ``eps ~ N(0, T I)``:
+    ``z0 + J^T (G + T I)^{-1} (y - lin(z0) - eps)``, ``G = J J^T``.  Returns ``(z, ok)``; ``ok`` is false when the
+    Cholesky factor of ``G + T I`` failed."""
     f0, vjp = jax.vjp(lin, z0)
     Lc, ok = shifted_cholesky(G, T)
     alpha = jsl.cho_solve((Lc, True), y - f0 - eps)
     return z0 + vjp(alpha)[0], ok
 
 
+def matheron(rng_key, lin, z_shape, G, y, T):
+    """Exact draw of ``z ~ N(0, I)`` conditioned on ``y ~ N(lin(z), T I)``, ``G = J J^T``: :func:`matheron_update`
+    of fresh noise.  Returns ``(z, ok)``; ``ok`` is false when the Cholesky of ``G + T I`` failed."""
+    k_z, k_e = jax.random.split(rng_key)
+    z0 = std_normal(k_z, z_shape, y.dtype)
+    eps = jnp.sqrt(T) * std_normal(k_e, y.shape, y.dtype)
+    return matheron_update(z0, eps, lin, G, y, T)
+
+
 def scale_move(rng_key, zA, zB):
-    """Exact group move along the scale ridge ``(z_A, z_B) -> (c z_A, z_B / c)`` of two adjacent
-    blocks, which leaves ``f`` (and the likelihood) unchanged.
+    """Exact group move along the scale ridge ``(z_A, z_B) -> (c z_A, z_B / c)`` of two adjacent blocks, which
+    leaves ``f`` (and the likelihood) unchanged: :func:`scale_move_update` of a fresh standard normal and uniform.
+    Returns ``(z_A, z_B, accepted)``."""
+    k_u, k_acc = jax.random.split(rng_key)
+    xi = jax.random.normal(k_u, (), zA.dtype)
+    return scale_move_update(xi, jax.random.uniform(k_acc, (), zA.dtype), zA, zB)
+
+
+def scale_move_update(xi, unif, zA, zB):
+    """The scale move of :func:`scale_move` given its standard normal ``xi`` and uniform ``unif``.
 
     Liu & Sabatti (2000): draw ``c`` from ``p(g(theta)) |J_g| dc / c``; in ``u = log c^2`` this is
     ``exp(p u - (a e^u + b e^-u) / 2)`` with ``a = |z_A|^2``, ``b = |z_B|^2``,
     ``p = (dim A - dim B) / 2`` (a log-GIG law).  One independence Metropolis step from ``u = 0``
-    with a Gaussian proposal at its mode and curvature keeps that conditional invariant, hence
-    the posterior.  Returns ``(z_A, z_B, accepted)``.
+    with a Gaussian proposal ``u = mode + sd xi`` at its mode and curvature keeps that conditional
+    invariant, hence the posterior.  Returns ``(z_A, z_B, accepted)``.
     """
     a, b = jnp.sum(zA * zA), jnp.sum(zB * zB)
     p = 0.5 * (zA.size - zB.size)
@@ -121,12 +135,31 @@ def scale_move(rng_key, zA, zB):
     mode = jnp.log((p + jnp.sqrt(p * p + a * b)) / a)
     sd = 1.0 / jnp.sqrt(0.5 * (a * jnp.exp(mode) + b * jnp.exp(-mode)))
     log_q = lambda u: -0.5 * ((u - mode) / sd) ** 2  # noqa: E731
-    k_u, k_acc = jax.random.split(rng_key)
-    u = mode + sd * jax.random.normal(k_u, (), zA.dtype)
+    u = mode + sd * xi
     log_ratio = log_t(u) - log_t(0.0) + log_q(0.0) - log_q(u)
-    ok = jnp.log(jax.random.uniform(k_acc, (), zA.dtype)) < log_ratio
+    ok = jnp.log(unif) < log_ratio
     c = jnp.where(ok, jnp.exp(0.5 * u), 1.0)
     return zA * c, zB / c, ok
+
+
+def sweep_noise(rng_key, shapes: dict, n_obs: int, n_moves: int, dtype):
+    """Every random number of one sweep from **one** normal and one uniform call: per block (in ``shapes``' order)
+    its prior draw ``z0`` and ``n_obs`` standard normals for its ``eps``, then one normal per scale move; and
+    ``n_moves`` uniforms.  Returns ``([(z0, xi_eps) per block], move_normals, move_uniforms)``.
+
+    *(project choice)* One call of each kind instead of about twenty: every ``jax.random`` call is a threefry
+    hash that XLA compiles on its own (about 0.3 s each at its default optimisation level; docs/design.md,
+    "Profile and floor").  The numbers are as independent as before; only which bits feed which block changed.
+    """
+    k_n, k_u = jax.random.split(rng_key)
+    sizes = [math.prod(s) + n_obs for s in shapes.values()]
+    flat = std_normal(k_n, (sum(sizes) + n_moves,), dtype)
+    blocks, start = [], 0
+    for s, size in zip(shapes.values(), sizes):
+        piece = flat[start : start + size]
+        blocks.append((piece[: size - n_obs].reshape(s), piece[size - n_obs :]))
+        start += size
+    return blocks, flat[start:], jax.random.uniform(k_u, (n_moves,), dtype)
 
 
 def log_density(T, f, y, position):
@@ -152,14 +185,16 @@ def build_kernel(heads, scale_moves: bool = True):
         s = jnp.sqrt(args.hyper.variances)
         T, y, xpi = args.hyper.temperature, args.y, args.xpi_train
         z = dict(state.position)
-        keys = jax.random.split(rng_key, L + 3)
+        names = ["z_V0"] + [f"z_V{l + 1}" for l in range(L)] + ["z_a"]
+        noise, move_xi, move_u = sweep_noise(rng_key, {k: z[k].shape for k in names}, y.shape[0], L + 1, y.dtype)
+        sqrt_T = jnp.sqrt(T)
         values = [s[l + 1] * z[f"z_V{l + 1}"] for l in range(L)]
         bs = backward_vectors(heads, values, s[-1] * z["z_a"])  # from the blocks above, fixed in this sweep
         # input projection: G = K_{U_1(W)}, U_1 = n_pi b1 b1^T
         b1 = bs[0]
         lin0 = lambda zz: jnp.einsum("pi,mip->m", b1 @ (s[0] * zz), xpi) / jnp.sqrt(xpi.shape[1])  # noqa: E731
         G0 = apply_kernel(args.kernels.train, n_pi * (b1 @ b1.T))
-        z["z_V0"], ok = matheron(keys[0], lin0, z["z_V0"].shape, G0, y, T)
+        z["z_V0"], ok = matheron_update(noise[0][0], sqrt_T * noise[0][1], lin0, G0, y, T)
         Z = project_input(s[0] * z["z_V0"], xpi)
         for l in range(L):
             b, Zin = bs[l + 1], Z
@@ -168,21 +203,22 @@ def build_kernel(heads, scale_moves: bool = True):
                 return jnp.einsum("mpj,pj->m", apply_layer(heads, l, s[l + 1] * zz, Zin), b)
 
             name = f"z_V{l + 1}"
-            z[name], okl = matheron(
-                keys[l + 1], lin, z[name].shape, layer_gram(heads, l, args.hyper.variances[l + 1], Zin, b), y, T
-            )
+            G = layer_gram(heads, l, args.hyper.variances[l + 1], Zin, b)
+            z[name], okl = matheron_update(noise[l + 1][0], sqrt_T * noise[l + 1][1], lin, G, y, T)
             ok = ok & okl
             Z = apply_layer(heads, l, s[l + 1] * z[name], Zin)
         xbar = Z.sum(axis=1)
         lin_a = lambda zz: xbar @ (s[-1] * zz) / jnp.sqrt(xbar.shape[1])  # noqa: E731
-        z["z_a"], oka = matheron(keys[L + 1], lin_a, z["z_a"].shape, readout_gram(args.hyper.variances[-1], Z), y, T)
+        G_a = readout_gram(args.hyper.variances[-1], Z)
+        z["z_a"], oka = matheron_update(noise[L + 1][0], sqrt_T * noise[L + 1][1], lin_a, G_a, y, T)
         ok = ok & oka
         f = lin_a(z["z_a"])
-        names = ["z_V0"] + [f"z_V{l + 1}" for l in range(L)] + ["z_a"]
         n_acc = 0
         if scale_moves:  # f is invariant under each move, only the prior term changes
-            for k, kk in enumerate(jax.random.split(keys[-1], L + 1)):
-                z[names[k]], z[names[k + 1]], acc = scale_move(kk, z[names[k]], z[names[k + 1]])
+            for k in range(L + 1):
+                z[names[k]], z[names[k + 1]], acc = scale_move_update(
+                    move_xi[k], move_u[k], z[names[k]], z[names[k + 1]]
+                )
                 n_acc = n_acc + acc
         new = State(z, log_density(T, f, y, z))
         info = Info(
@@ -217,13 +253,7 @@ def program(model, settings: Settings) -> Program:
         }
 
     return Program(
-        init_fn,
-        sample_step,
-        lambda k, s, a: s,
-        sample_step,
-        lambda s, a: s.position,
-        {"diverging": "any", "n_steps": "sum"},
-        shared_step=True,
+        init_fn, sample_step, lambda k, s, a: s, lambda s, a: s.position, {"diverging": "any", "n_steps": "sum"}
     )
 
 
@@ -233,7 +263,10 @@ __all__ = [
     "init",
     "build_kernel",
     "matheron",
+    "matheron_update",
     "scale_move",
+    "scale_move_update",
+    "sweep_noise",
     "layer_gram",
     "readout_gram",
     "block_gram",
