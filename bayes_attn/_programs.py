@@ -86,7 +86,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _load_or_export(fn, treedef, leaves, path: Path):
+def _load_or_export(fn, treedef, leaves, path: Path, compiler_options=None):
     """A callable on the flat leaves: the program at ``path`` if it loads, else freshly exported (and written).
 
     The file holds the serialised program of ``fn`` on flat leaves with flat outputs and, pickled beside it, the
@@ -101,7 +101,7 @@ def _load_or_export(fn, treedef, leaves, path: Path):
     if path.is_file():
         try:
             stored = pickle.loads(path.read_bytes())
-            return _caller(export.deserialize(bytearray(stored["program"])), stored["out_tree"])
+            return _caller(export.deserialize(bytearray(stored["program"])), stored["out_tree"], compiler_options)
         except Exception:  # noqa: BLE001 - a corrupt, foreign or older file: export again below
             path.unlink(missing_ok=True)
     trees = {}
@@ -118,28 +118,46 @@ def _load_or_export(fn, treedef, leaves, path: Path):
         pass  # a read-only cache folder: this process still uses the program
     # the program as every later process reads it (the module it compiles is then the same, and so is the key
     # under which the persistent cache holds its compilation)
-    return _caller(export.deserialize(bytearray(program)), out_tree)
+    return _caller(export.deserialize(bytearray(program)), out_tree, compiler_options)
 
 
-def _caller(exported, out_tree):
+def _caller(exported, out_tree, compiler_options=None):
     """Call ``exported`` on flat leaves, returning the output tree.  The inputs are committed to the default
     device first, as the outputs of every ``Exported.call`` are: a program fed its own outputs (a sampler's
     carry) and host arrays (a checkpoint's) then keeps one compiled form instead of one per commitment."""
-    call = jax.jit(exported.call)
+    call = jax.jit(exported.call, compiler_options=compiler_options)
     device = jax.devices()[0]
     return lambda *xs: jax.tree.unflatten(out_tree, call(*jax.device_put(xs, device)))
 
 
-def disk_jit(fn, key: str = ""):
+def options_jit(fn, compiler_options: dict | None = None):
+    """:func:`jax.jit` of ``fn`` compiled with XLA's ``compiler_options`` when called at top level; inside another
+    transformation (tracer arguments, e.g. :func:`jax.eval_shape`), where JAX refuses options on a nested jit,
+    the plain :func:`jax.jit` (the options only change how XLA compiles the top-level program)."""
+    if not compiler_options:
+        return jax.jit(fn)
+    top, nested = jax.jit(fn, compiler_options=compiler_options), jax.jit(fn)
+
+    @functools.wraps(fn)
+    def call(*args):
+        traced = any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args))
+        return (nested if traced else top)(*args)
+
+    call._cache_size = lambda: top._cache_size() + nested._cache_size()
+    return call
+
+
+def disk_jit(fn, key: str = "", compiler_options: dict | None = None):
     """:func:`jax.jit` of ``fn`` whose traced program is also kept on disk (module docstring).
 
     ``fn`` takes positional pytree arguments (no static arguments) and returns a pytree of arrays.  ``key``: what
     else decides the program besides ``fn``'s name and the arguments' structure and types, as stable text (the
     samplers' chunk programs share one function name across samplers, models and settings); text with an object
-    identity in it (`` at 0x``) keeps the program off disk.  The plain jitted function is the wrapper's
-    ``jitted`` attribute.
+    identity in it (`` at 0x``) keeps the program off disk.  ``compiler_options``: XLA's options for compiling
+    it (:func:`jax.jit`'s; they are part of the persistent cache's key, not of the file's, since the traced
+    program is the same).  The plain jitted function is the wrapper's ``jitted`` attribute.
     """
-    jitted = jax.jit(fn)
+    jitted = options_jit(fn, compiler_options)
     programs: dict = {}  # (treedef, avals) -> callable on the flat leaves, or None: use ``jitted``
 
     @functools.wraps(fn)
@@ -154,7 +172,7 @@ def disk_jit(fn, key: str = ""):
             program = None
             if folder is not None and name is not None:
                 try:
-                    program = _load_or_export(fn, treedef, leaves, folder / f"{name}.bin")
+                    program = _load_or_export(fn, treedef, leaves, folder / f"{name}.bin", compiler_options)
                 except Exception:  # noqa: BLE001 - not exportable (or no flatbuffers): the plain jit serves it
                     program = None
             programs[memo] = program
@@ -166,4 +184,4 @@ def disk_jit(fn, key: str = ""):
     return call
 
 
-__all__ = ["disk_jit", "package_fingerprint", "program_dir"]
+__all__ = ["disk_jit", "options_jit", "package_fingerprint", "program_dir"]

@@ -123,14 +123,14 @@ class TestDriverProgram:
         keys, end_keys = chain_keys(cfg.seed, 1)
         carry = prog.init(keys[0], args)
         for t in range(cfg.warmup):
-            carry = prog.warmup_step(jax.random.fold_in(keys[0], t), carry, args)[0]
+            carry = prog.step(jax.random.fold_in(keys[0], t), carry, args)[0]
         carry = prog.end_warmup(end_keys[0], carry, args)
         ours, hand = [], carry.state
         logd = flat_logdensity(model, args)[0]
         bj = blackjax.mala(logd, carry.step_size)
         for t in range(cfg.draws):
             key = jax.random.fold_in(keys[0], cfg.warmup + t)
-            carry, _ = prog.sample_step(key, carry, args)
+            carry, _ = prog.step(key, carry, args)
             hand, _ = bj.step(key, hand)
             ours.append(carry.state.position)
             np.testing.assert_array_equal(np.asarray(carry.state.position), np.asarray(hand.position))

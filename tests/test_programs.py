@@ -85,6 +85,20 @@ def test_same_numbers_as_jit_and_tracers_fall_back(monkeypatch, tmp_path):
     assert len(list(program_dir().glob("*.bin"))) == 2
 
 
+def test_compiler_options_reach_xla_and_tracers_fall_back(monkeypatch, tmp_path):
+    """``compiler_options`` are passed to XLA at top level (an unknown option is XLA's error), on and off disk,
+    and a traced call (``jax.eval_shape``, where JAX refuses options on a nested jit) gets the plain jit."""
+    x = jnp.linspace(-1.0, 2.0, 7)
+    for cache in (str(tmp_path), "off"):
+        monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", cache)
+        level0 = disk_jit(_f, compiler_options={"xla_backend_optimization_level": 0})
+        np.testing.assert_allclose(level0(x, 1.5), jax.jit(_f)(x, 1.5), rtol=1e-14)
+        assert jax.eval_shape(level0, x, 1.5).shape == (7,)
+        with pytest.raises(Exception, match="no_such_xla_option"):
+            disk_jit(_f, compiler_options={"no_such_xla_option": 1})(x, 1.5)
+    assert _programs.options_jit(_f, None)(x, 1.5).shape == (7,)
+
+
 def test_cache_off_uses_the_plain_jit(monkeypatch, tmp_path):
     monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", "off")
     f = disk_jit(_f)

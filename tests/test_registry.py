@@ -70,10 +70,8 @@ def _random_walk_program(model, settings) -> Program:
         init,
         step,
         lambda k, c, a: c,
-        step,
         lambda c, a: flat_logdensity(model, a)[1](c.x),
         {"diverging": "any", "n_steps": "sum"},
-        shared_step=True,
     )
 
 

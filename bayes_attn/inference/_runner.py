@@ -9,9 +9,10 @@ Named parts:
 * :func:`compiled`: the compiled chunk programs, cached by (sampler, model, settings, chunk length):
   the model's data, widths, temperature and seed are traced arguments, so every run with the same
   shapes reuses them (a sweep compiles once per shape and worker).  The number of iterations a chunk
-  runs is traced too, so a run compiles one sampling program (plus init, end of warm-up and, for
-  samplers whose warm-up step differs from their sampling step, one warm-up program), however its
-  iterations fall into chunks.  With the chains on one device the chunk programs are also kept on disk
+  runs is traced too, and every sampler's warm-up step is its sampling step (``Program.step``), so a run
+  compiles one chunk program for warm-up and sampling (plus init and end of warm-up, which run once and are
+  compiled without LLVM's optimisations: :data:`ONE_OFF_COMPILER_OPTIONS`), however its iterations fall
+  into chunks.  With the chains on one device the chunk programs are also kept on disk
   (:func:`bayes_attn._programs.disk_jit`), so a later process neither traces nor lowers them;
 * :class:`Schedule`: warm-up, discarded and kept iterations and the chunk grid;
 * :mod:`._checkpoint`: checkpoint I/O; :func:`run_chains`: the loop that ties them together,
@@ -32,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from .._programs import disk_jit
+from .._programs import disk_jit, options_jit
 from . import _checkpoint
 from ._devices import run_layout, shard_chains
 from .samplers import SAMPLERS
@@ -93,20 +94,27 @@ def compiled(sampler: str, model, settings, store_weights: bool, layout, part: s
     * ``"end"``: ``(carry, keys, args) -> carry``;
     * ``"draw"``: up to ``n`` blocks of ``thin`` sampling iterations, ``(carry, keys, t0, n_iter, store, args) ->
       (carry, (derived, stats))``: iteration ``t0 + i`` runs for ``i < n_iter`` (a **traced** count, so the
-      last, partial chunk, the iterations discarded before thinning and -- where the sampler's warm-up step is
-      its sampling step (``Program.shared_step``: NUTS, Gibbs) -- every warm-up chunk reuse this one program);
-      the derived quantities of block ``j`` are computed when ``store`` and the block ran (a skipped block gives
-      zeros, which the caller drops); a block's statistics are reduced over the iterations that ran in it;
-    * ``"warmup"``: the same loop with the sampler's separate warm-up step (MALA, ULA).
+      last, partial chunk, the iterations discarded before thinning and every warm-up chunk reuse this one
+      program); the derived quantities of block ``j`` are computed when ``store`` and the block ran (a skipped
+      block gives zeros, which the caller drops); a block's statistics are reduced over the iterations that ran
+      in it.
 
     The conditions are on values shared by all chains, so under ``vmap`` they stay branches (a skipped
     iteration costs nothing).
     """
     fn = _chunk_program(sampler, model, settings, store_weights, layout, part, n, thin)
+    options = ONE_OFF_COMPILER_OPTIONS if part in ("init", "end") else None
     if layout.devices > 1:  # a program read from disk commits its outputs to one device (bayes_attn._programs)
-        return fn
+        return options_jit(fn, options)
     key = f"{sampler}|{type(model).__module__}.{model!r}|{settings!r}|{store_weights}|{layout!r}|{part}|{n}|{thin}"
-    return disk_jit(fn, f"{key}|{_kernel_libraries()}")
+    return disk_jit(fn, f"{key}|{_kernel_libraries()}", compiler_options=options)
+
+
+#: XLA options for the programs a run calls once (``init``, ``end``) *(project choice)*: without LLVM's optimisation
+#: passes they compile in a third to a fifth of the time (each ``jax.random`` call's unrolled hash is the costly
+#: part), and their run time, a few milliseconds to a second once per run, is far below what that saves
+#: (docs/design.md, "Profile and floor")
+ONE_OFF_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
 
 
 @functools.lru_cache(maxsize=1)
@@ -125,7 +133,7 @@ def _chunk_program(sampler: str, model, settings, store_weights: bool, layout, p
     if part == "end":
         return shard_chains(lambda c, key, args: prog.end_warmup(key, c, args), layout, 2, 1)
     # per-chain pieces as jitted functions: their shapes (for the skipped branches) come from the same trace
-    step = jax.jit(prog.warmup_step if part == "warmup" else prog.sample_step)
+    step = jax.jit(prog.step)
     derive = jax.jit(lambda c, args: dict(model.derived(prog.position(c, args), args, store_weights)))
 
     def loop(carry, key, t0, n_iter, store, args):
@@ -247,10 +255,8 @@ def _run(
 ):
     sch = Schedule.from_config(cfg)
     part = functools.partial(compiled, sampler, model, settings, cfg.store_weights, layout)
-    # one sampling program per run, whatever the chunk lengths (module docstring); warm-up shares it where the
-    # sampler's warm-up step is its sampling step
+    # one chunk program per run for warm-up and sampling, whatever the chunk lengths (module docstring)
     draw = part("draw", sch.per_chunk, sch.thin)
-    warm = draw if _program(sampler, model, settings).shared_step else part("warmup", sch.per_chunk, sch.thin)
     keys, end_keys = chain_keys(cfg.seed, cfg.chains)
     imm = None if inverse_mass_matrix is None else jnp.asarray(inverse_mass_matrix)
     ck = Path(checkpoint) if checkpoint is not None else None
@@ -289,7 +295,7 @@ def _run(
             # block: JAX dispatches CPU work asynchronously, so without a wait the bar showed warm-up done in
             # seconds and charged its work to the first batch of draws (1.6x per draw in the digits runs)
             with clock("warmup"):
-                carry, (d, st) = jax.block_until_ready(warm(carry, keys, done["warm"], n, cfg.save_warmup, args))
+                carry, (d, st) = jax.block_until_ready(draw(carry, keys, done["warm"], n, cfg.save_warmup, args))
             blocks = -(-n // sch.thin)  # warm-up statistics per thinning block, like the draws
             _append(groups["warmup_sample_stats"], st, blocks)
             if cfg.save_warmup:

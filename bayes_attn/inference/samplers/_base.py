@@ -36,22 +36,20 @@ class Program(NamedTuple):
 
     ``init(key, args, position, inverse_mass_matrix) -> carry`` (``position``: a dict of sites
     or ``None`` for the sampler's default start; ``inverse_mass_matrix``: a fixed NUTS metric or
-    ``None``); ``warmup_step(key, carry, args) -> (carry, stats)`` (the same statistics as sampling, at
-    the step size being tuned: they become ArviZ's ``warmup_sample_stats``); ``end_warmup(key, carry, args)
-    -> carry`` (fix what warm-up tuned); ``sample_step(key, carry, args) -> (carry, stats)``;
-    ``position(carry, args) -> dict`` of model sites; ``reduce``: per stat, how a thinning block is
-    summarised (``"sum"``, ``"any"``, ``"last"``; default ``"last"``); ``shared_step``: the warm-up step
-    is the sampling step (NUTS adapts inside its kernel; Gibbs has no tuning), so
-    the runner runs warm-up through the sampling program and compiles the kernel once.
+    ``None``); ``step(key, carry, args) -> (carry, stats)``: one transition, in warm-up and in sampling alike
+    (the carry says which: NUTS counts its iterations, the Langevin samplers carry a ``tuning`` flag, Gibbs
+    has nothing to tune), so the runner compiles one step program per run; during warm-up its statistics
+    (those of sampling, at the step size being tuned) become ArviZ's ``warmup_sample_stats``;
+    ``end_warmup(key, carry, args) -> carry``: fix what warm-up tuned; ``position(carry, args) -> dict`` of
+    model sites; ``reduce``: per stat, how a thinning block is summarised (``"sum"``, ``"any"``, ``"last"``;
+    default ``"last"``).
     """
 
     init: Callable
-    warmup_step: Callable
+    step: Callable
     end_warmup: Callable
-    sample_step: Callable
     position: Callable
     reduce: dict
-    shared_step: bool = False
 
 
 @dataclass(frozen=True)

@@ -67,16 +67,22 @@ def is_divergent(info):
 
 
 class WarmupCarry(NamedTuple):
+    """A Langevin chain: blackjax's state, the dual-averaging state, the step size fixed at the end of warm-up,
+    and ``tuning`` (true until then: the step size is the dual-averaged one and the adaptation is updated)."""
+
     state: NamedTuple  # blackjax MALAState
     adaptation: NamedTuple  # blackjax DualAveragingAdaptationState
     step_size: jnp.ndarray
+    tuning: jnp.ndarray
 
 
-def warmup_functions(model, settings: Settings, target: float):
-    """Shared Langevin warm-up: MALA with dual averaging of ``log h`` to ``target``, started from a
-    standard-normal draw of the flat sites, ``h0 = settings.step_size`` or ``1 / lambda_max`` there.
-    ``warmup_step(key, carry, args) -> (carry, stats)``: the MALA statistics at the current step size."""
-    kernel = build_kernel()
+def warmup_functions(model, settings: Settings, target: float, kernel, divergent):
+    """Shared Langevin warm-up and sampling: dual averaging of ``log h`` to ``target`` while the carry is tuning,
+    started from a standard-normal draw of the flat sites with ``h0 = settings.step_size`` or ``1 / lambda_max``
+    there; then the step size that ``end_warmup`` fixed.  ``kernel(key, state, logdensity, h, tuning) -> (state,
+    info)``; ``divergent(info, tuning)`` flags a failed step.  Returns ``(init_fn, step)``, ``step(key, carry,
+    args) -> (carry, stats)``: one program for both phases, which the carry's flag tells apart, so that the
+    kernel is compiled once (docs/design.md, "Profile and floor")."""
     da_init, da_update, _ = dual_averaging(target)
 
     def init_fn(key, args, position=None, inverse_mass_matrix=None):
@@ -85,45 +91,39 @@ def warmup_functions(model, settings: Settings, target: float):
         x0 = jax.random.normal(k_x, (dim,)) if position is None else ravel_pytree(position)[0]
         h0 = settings.step_size if settings.step_size is not None else 1.0 / max_curvature(logd, x0, k_c)
         h0 = jnp.asarray(h0, x0.dtype)
-        return WarmupCarry(init(x0, logd), da_init(h0), h0)
+        return WarmupCarry(init(x0, logd), da_init(h0), h0, jnp.asarray(True))
 
-    def warmup_step(key, carry, args):
+    def step(key, carry, args):
         logd = flat_logdensity(model, args)[0]
-        h = jnp.exp(carry.adaptation.log_step_size)
-        state, info = kernel(key, carry.state, logd, h)
+        tuning = carry.tuning
+        h = jnp.where(tuning, jnp.exp(carry.adaptation.log_step_size), carry.step_size)
+        state, info = kernel(key, carry.state, logd, h, tuning)
+        adapted = da_update(carry.adaptation, info.acceptance_rate)
+        adaptation = jax.tree.map(lambda new, old: jnp.where(tuning, new, old), adapted, carry.adaptation)
         stats = {
             "lp": state.logdensity,
             "acceptance_rate": info.acceptance_rate,
             "step_size": h,
-            "diverging": is_divergent(info),
+            "diverging": divergent(info, tuning),
             "n_steps": jnp.asarray(1, jnp.int64),
         }
-        return WarmupCarry(state, da_update(carry.adaptation, info.acceptance_rate), carry.step_size), stats
+        return carry._replace(state=state, adaptation=adaptation), stats
 
-    return init_fn, warmup_step
+    return init_fn, step
 
 
 def langevin_program(model, settings: Settings, warmup_target: float, kernel, end_warmup, divergent) -> Program:
-    """A Langevin sampler as a driver program: the shared warm-up (:func:`warmup_functions`), then
-    ``kernel(key, state, logdensity, step_size) -> (state, info)`` at the step size that
-    ``end_warmup(key, carry, args)`` fixes; ``divergent(info)`` flags a blown-up step."""
-    init_fn, warmup_step = warmup_functions(model, settings, warmup_target)
+    """A Langevin sampler as a driver program (:func:`warmup_functions`): ``end_warmup(key, carry, args)`` fixes
+    the step size, and the carry stops tuning."""
+    init_fn, step = warmup_functions(model, settings, warmup_target, kernel, divergent)
 
-    def sample_step(key, carry, args):
-        state, info = kernel(key, carry.state, flat_logdensity(model, args)[0], carry.step_size)
-        stats = {
-            "lp": state.logdensity,
-            "acceptance_rate": info.acceptance_rate,
-            "step_size": carry.step_size,
-            "diverging": divergent(info),
-            "n_steps": jnp.asarray(1, jnp.int64),
-        }
-        return carry._replace(state=state), stats
+    def end(key, carry, args):
+        return end_warmup(key, carry, args)._replace(tuning=jnp.zeros_like(carry.tuning))
 
     def position(carry, args):
         return flat_logdensity(model, args)[1](carry.state.position)
 
-    return Program(init_fn, warmup_step, end_warmup, sample_step, position, {"diverging": "any", "n_steps": "sum"})
+    return Program(init_fn, step, end, position, {"diverging": "any", "n_steps": "sum"})
 
 
 def program(model, settings: Settings) -> Program:
@@ -133,7 +133,15 @@ def program(model, settings: Settings) -> Program:
     def end_warmup(key, carry, args):
         return carry._replace(step_size=da_final(carry.adaptation))
 
-    return langevin_program(model, settings, settings.target_accept, build_kernel(), end_warmup, is_divergent)
+    kernel = build_kernel()
+    return langevin_program(
+        model,
+        settings,
+        settings.target_accept,
+        lambda key, state, logd, h, tuning: kernel(key, state, logd, h),
+        end_warmup,
+        lambda info, tuning: is_divergent(info),
+    )
 
 
 __all__ = [

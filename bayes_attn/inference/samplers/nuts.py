@@ -110,15 +110,7 @@ def program(model, settings: Settings) -> Program:
         }
         return state, stats
 
-    return Program(
-        init_fn,
-        sample_step,
-        lambda k, s, a: s,
-        sample_step,
-        lambda s, a: s.z,
-        {"diverging": "any", "n_steps": "sum"},
-        shared_step=True,
-    )
+    return Program(init_fn, sample_step, lambda k, s, a: s, lambda s, a: s.z, {"diverging": "any", "n_steps": "sum"})
 
 
 __all__ = ["State", "Info", "init", "build_kernel", "program"]

@@ -11,9 +11,11 @@ step).  The chain's stationary law is biased by ``O(h)``: for a Gaussian target 
 eigenvalue ``lambda`` the stationary variance along that eigenvector is
 ``1 / (lambda (1 - h lambda / 2))`` (exact; docs/samplers.md), so the step-size rule
 ``h = ula_step_factor / lambda_max`` (``lambda_max``: the largest |eigenvalue| of the potential's
-Hessian) bounds the relative variance bias of the stiffest direction by ``c / (2 - c)``.  Warm-up is MALA with dual averaging (target 0.574), which reaches the typical
-set without the risk of a diverging unadjusted chain; at its end ``h`` is set by the rule (Hessian
-at the chain's position, power iteration) and kept fixed.
+Hessian) bounds the relative variance bias of the stiffest direction by ``c / (2 - c)``.  Warm-up is MALA
+with dual averaging (target 0.574), which reaches the typical set without the risk of a diverging unadjusted
+chain: the same Euler–Maruyama proposal, accepted with MALA's probability (:func:`build_switching_kernel`, so
+that warm-up and sampling share one compiled program); at its end ``h`` is set by the rule (Hessian at the
+chain's position, power iteration) and kept fixed.
 
 Stats: ``acceptance_rate`` = the Metropolis acceptance probability the step *would* have had under
 MALA (a free, local measure of the discretisation error; nothing is rejected); ``diverging`` = the
@@ -61,21 +63,40 @@ def log_acceptance_ratio(state, new, step_size):
     return new.logdensity - state.logdensity + log_q(state, new) - log_q(new, state)
 
 
-def build_kernel():
-    """Return ``kernel(rng_key, state, logdensity_fn, step_size) -> (state, info)``."""
+def build_switching_kernel():
+    """Return ``kernel(rng_key, state, logdensity_fn, step_size, adjusted) -> (state, info)``: one Euler–Maruyama
+    proposal from ``rng_key``, kept (``adjusted`` false: ULA) or accepted with MALA's probability (``adjusted``
+    true: the warm-up), one gradient evaluation either way.  ``adjusted`` may be traced: the warm-up and the
+    sampling then share one compiled program.  The acceptance uniform is drawn from ``fold_in(rng_key, 1)``."""
 
     from blackjax.mcmc.diffusions import overdamped_langevin  # first use only (module docstring)
 
     MALAState = _blackjax_mala().MALAState
 
-    def kernel(rng_key, state, logdensity_fn, step_size):
+    def kernel(rng_key, state, logdensity_fn, step_size, adjusted):
         step = overdamped_langevin(jax.value_and_grad(logdensity_fn))
         new = MALAState(*step(rng_key, state, step_size))
         log_ratio = log_acceptance_ratio(state, new, step_size)
         accept = jnp.where(jnp.isfinite(log_ratio), jnp.exp(jnp.minimum(log_ratio, 0.0)), 0.0)
+        u = jax.random.uniform(jax.random.fold_in(rng_key, 1), (), accept.dtype)
+        keep = ~adjusted | (u < accept)
+        new = jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, state)
         return new, Info(~jnp.isfinite(new.logdensity), accept)
 
     return kernel
+
+
+def build_kernel():
+    """Return ``kernel(rng_key, state, logdensity_fn, step_size) -> (state, info)``: one ULA step
+    (:func:`build_switching_kernel`, unadjusted)."""
+    switching = build_switching_kernel()
+    return lambda rng_key, state, logdensity_fn, step_size: switching(rng_key, state, logdensity_fn, step_size, False)
+
+
+def divergent(info, tuning):
+    """Warm-up (MALA): the acceptance probability underflows to 0 or is not finite; sampling: the new log density
+    is not finite."""
+    return jnp.where(tuning, ~(info.acceptance_rate > 0), info.is_divergent)
 
 
 def program(model, settings: Settings) -> Program:
@@ -86,9 +107,16 @@ def program(model, settings: Settings) -> Program:
         lam = max_curvature(logd, carry.state.position, key, iters=CURVATURE_ITERATIONS)
         return carry._replace(step_size=settings.ula_step_factor / lam)
 
-    return langevin_program(
-        model, settings, DEFAULT_WARMUP_TARGET, build_kernel(), end_warmup, lambda info: info.is_divergent
-    )
+    return langevin_program(model, settings, DEFAULT_WARMUP_TARGET, build_switching_kernel(), end_warmup, divergent)
 
 
-__all__ = ["State", "Info", "init", "build_kernel", "log_acceptance_ratio", "program"]  # noqa: F822  (State: __getattr__)
+__all__ = [
+    "State",  # noqa: F822  (State: module __getattr__)
+    "Info",
+    "init",
+    "build_switching_kernel",
+    "build_kernel",
+    "divergent",
+    "log_acceptance_ratio",
+    "program",
+]  # noqa: F822  (State: __getattr__)
