@@ -124,7 +124,7 @@ def floor(task, spec, cfg, dt) -> dict:
     carry = compiled(cfg.kind, model, settings, False, layout, "init")(keys, None, args, None)
     pos = jax.vmap(prog.position, in_axes=(0, None))(carry, args)
     if cfg.kind == "gibbs":
-        step = jax.jit(jax.vmap(lambda k, c, a: prog.sample_step(k, c, a)[0], in_axes=(0, 0, None)))
+        step = jax.jit(jax.vmap(lambda k, c, a: prog.step(k, c, a)[0], in_axes=(0, 0, None)))
         unit = _unit_time(step, keys, carry, args)
         units = cfg.warmup + cfg.draws  # sweeps per chain (the chains' sweeps are one vectorized call)
         unit_name = "sweep"
