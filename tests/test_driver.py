@@ -247,7 +247,7 @@ def test_sigkill_then_cli_resume(tmp_path):
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
     assert ck.is_file() and not out.exists()
     assert main(["sample", cfg, "--out", str(out), "--quiet", "--resume"]) == 0
-    assert not ck.exists() and not list(tmp_path.glob(".*.tmp"))
+    assert not ck.exists() and not list(tmp_path.glob(".*.tmp")) and not list(tmp_path.glob(ck.name + ".part*"))
     assert main(["sample", cfg, "--out", str(tmp_path / "ref.nc"), "--quiet"]) == 0
     _same(read_run(tmp_path / "ref.nc"), read_run(out))
 

@@ -1,7 +1,7 @@
 """``bayes-attn sample CONFIG.toml --out RUN.nc [--resume]``: sample a posterior, write a DataTree.
 
-Every run checkpoints to ``RUN.nc.ckpt.npz`` after each chunk (``[sampler] checkpoint_every``
-stored draws); after a kill, the same command with ``--resume`` continues from it and writes the
+Every run checkpoints to ``RUN.nc.ckpt.npz`` and its parts after each chunk (``[sampler] checkpoint_every``
+stored draws; :mod:`bayes_attn.inference._checkpoint`); after a kill, the same command with ``--resume`` continues from it and writes the
 draws an uninterrupted run would have written.  ``RUN.nc`` is written atomically, then the
 checkpoint is removed.
 """
@@ -44,9 +44,8 @@ def run(args) -> int:
         request_host_devices(n_devices)
     from dataclasses import replace
 
-    from .._io import remove_stale_temporaries
     from ..diagnostics import format_report, summarize
-    from ..inference import sample, write_run
+    from ..inference import remove_checkpoint, sample, write_run
 
     task = cfg.task()
     spec = cfg.spec(task)
@@ -63,8 +62,7 @@ def run(args) -> int:
             )
         raise
     write_run(dt, args.out)
-    ckpt.unlink(missing_ok=True)
-    remove_stale_temporaries(ckpt)  # a checkpoint write cut by a kill left its temporary file
+    remove_checkpoint(ckpt)  # with its parts and any temporary file a write cut by a kill left
     print(f"wrote {args.out} ({dt.attrs['wall_time_s']:.1f} s sampling)")
     if not args.quiet:
         print(format_report(summarize(dt, cfg.diagnostics)))

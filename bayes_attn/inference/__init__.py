@@ -10,7 +10,7 @@ import importlib
 #: where each public name lives; a submodule is imported on first use of one of its names (PEP 562), so a
 #: command that needs the config reader does not pay for NumPyro, ArviZ and Matplotlib (``python -X importtime``)
 _WHERE = {
-    "._checkpoint": ("fingerprint",),
+    "._checkpoint": ("fingerprint", "remove_checkpoint"),
     "..config": (
         "INITS",
         "KINDS",
@@ -83,6 +83,7 @@ __all__ = [
     "run_chains",
     "SamplingInterrupted",
     "fingerprint",
+    "remove_checkpoint",
     "Model",
     "ModelArgs",
     "WeightsModel",

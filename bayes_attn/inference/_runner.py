@@ -263,10 +263,12 @@ def _run(
     done = {"warm": 0, "ended": False, "skipped": 0, "kept": 0}
     groups = {g: {} for g in GROUPS}
     clock = _Clock(timings)
+    writer = None if ck is None else _checkpoint.Writer(ck)
     if resume and ck is not None and ck.is_file():
         like = jax.eval_shape(part("init"), keys, positions, args, imm)
         meta, carry, groups = _checkpoint.load(ck, like, fp, GROUPS)
         done = {k: meta[k] for k in done}
+        writer = _checkpoint.Writer(ck, meta["parts"], meta["lengths"])
     else:
         with clock("init"):
             carry = jax.block_until_ready(part("init")(keys, positions, args, imm))
@@ -282,8 +284,8 @@ def _run(
 
     def after_chunk():
         nonlocal chunks
-        if ck is not None:
-            _checkpoint.save(ck, {"fingerprint": fp, **done}, carry, groups)
+        if writer is not None:  # writes the draws stored since the last checkpoint, then the state
+            writer.save({"fingerprint": fp, **done}, carry, groups)
         chunks += 1
         if stop_after_chunks is not None and chunks >= stop_after_chunks and done["kept"] < sch.n_keep:
             bar.close()

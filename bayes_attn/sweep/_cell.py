@@ -6,7 +6,7 @@ Runs in a Dask worker process (or in the calling process).  Files, under ``DIR/c
   in its attribute ``cell_hash``; written atomically;
 * ``<name>.theory.nc``: the saddle point at the cell's width and temperature on the same data
   (the layout of ``bayes-attn theory``);
-* ``<name>.nc.ckpt.npz`` while sampling: a killed sweep resumes the cell from it.
+* ``<name>.nc.ckpt.npz`` (and its parts) while sampling: a killed sweep resumes the cell from it.
 
 ``sweep.nc`` holds per cell ``wall_s`` (sampling + theory) and ``compile_s``, the part of it spent
 tracing, lowering and compiling (:class:`bayes_attn._cache.CompileTimer`, JAX's monitoring events):
@@ -26,7 +26,6 @@ import numpy as np
 
 from .._cache import CompileTimer, enable_compilation_cache, limit_xla_threads, release_compiled_programs
 from .._errors import InputError
-from .._io import remove_stale_temporaries
 
 #: the summary of a cell, one variable of ``sweep.nc`` each
 ROW = (
@@ -88,7 +87,7 @@ def run_cell(raw: dict, base_dir: str, cells_dir: str, name: str, cell_hash: str
     limit_xla_threads()
     enable_compilation_cache()
     release_compiled_programs()  # a worker that has compiled many shapes would run out of memory maps
-    from ..inference import parse_config, sample, write_netcdf, write_run
+    from ..inference import parse_config, remove_checkpoint, sample, write_netcdf, write_run
     from ..theory import scan
 
     run_file, theory_file, ckpt = cell_files(cells_dir, name)
@@ -122,8 +121,7 @@ def run_cell(raw: dict, base_dir: str, cells_dir: str, name: str, cell_hash: str
             raise FloatingPointError("non-finite predictions in the posterior draws")
         write_netcdf(theory, theory_file)
         write_run(dt, run_file)
-        ckpt.unlink(missing_ok=True)
-        remove_stale_temporaries(ckpt)
+        remove_checkpoint(ckpt)
         out.update(summarise(dt, theory, cfg.diagnostics, name), status="done")
     except Exception as exc:  # a failed cell is recorded, the sweep goes on
         line = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
