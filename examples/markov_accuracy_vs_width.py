@@ -85,33 +85,6 @@ def main(argv=None):
         aggregate(args, results)
 
 
-def sweep_config(args, seeds: dict, task, n_test: int, temps: list) -> dict:
-    """The sampling sweep's config: the sampled widths x ``temps`` (the temperatures chosen on validation)."""
-    raw = {
-        "data": {
-            "task": "markov",
-            "P": args.P,
-            "n_test": n_test,
-            "paths": args.paths,
-            **{key: (list(v) if isinstance(v, tuple) else v) for key, v in seeds.items() if key != "seed_val"},
-        },
-        "network": {"width": args.sample_widths[0], "temperature": temps[0], "readout": "last"},
-        "model": {"kind": "order_parameters"},
-        "sampler": {
-            "kind": "nuts",
-            "chains": args.chains,
-            "warmup": args.warmup,
-            "draws": args.draws,
-            "seed": args.seed,
-            "progress_bar": False,
-        },
-        "sweep": {"network.width": list(args.sample_widths), "network.temperature": temps},
-    }
-    if "noise" in task.meta and list(task.meta["noise"]) != [1.0, 1.0, 1.0]:
-        raw["data"]["noise"] = list(task.meta["noise"])
-    return raw
-
-
 def replicate(args, k: int, n_test: int, n_val: int) -> dict:
     """Theory scan, GP baselines and sampled widths for data/head seed replicate ``k``."""
     import xarray as xr
@@ -144,15 +117,6 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
 
     # ---- theory over width x temperature ------------------------------------------------------
     W, T = args.widths, args.temps
-    compiling = None
-    if args.sample_widths and args.workers != 0:
-        # the sweep's programs compile on another core while this one solves the theory (widths, temperatures
-        # and seeds are traced: any cell's config gives the programs of all of them)
-        from bayes_attn.sweep import start_compiling
-
-        # (its sampler's programs only: with the theory's too it would outlast this process's theory scan, and the
-        # sweep would wait for it longer than the cells' theory takes to compile)
-        compiling = start_compiling(sweep_config(args, seeds, task, n_test, T[-1:]), out, theory=False)
     acc = np.zeros((len(W), len(T)))
     vacc, vmse = np.zeros_like(acc), np.zeros_like(acc)
     Us = np.zeros((len(W), len(T), len(task.path_labels), len(task.path_labels)))
@@ -232,13 +196,30 @@ def replicate(args, k: int, n_test: int, n_val: int) -> dict:
     sampled = {}
     if args.sample_widths:
         temps = sorted({T[sel[W.index(N)]] for N in args.sample_widths})
-        raw = sweep_config(args, seeds, task, n_test, temps)
+        raw = {
+            "data": {
+                "task": "markov",
+                "P": args.P,
+                "n_test": n_test,
+                "paths": args.paths,
+                **{key: (list(v) if isinstance(v, tuple) else v) for key, v in seeds.items() if key != "seed_val"},
+            },
+            "network": {"width": args.sample_widths[0], "temperature": temps[0], "readout": "last"},
+            "model": {"kind": "order_parameters"},
+            "sampler": {
+                "kind": "nuts",
+                "chains": args.chains,
+                "warmup": args.warmup,
+                "draws": args.draws,
+                "seed": args.seed,
+                "progress_bar": False,
+            },
+            "sweep": {"network.width": list(args.sample_widths), "network.temperature": temps},
+        }
+        if "noise" in task.meta and list(task.meta["noise"]) != [1.0, 1.0, 1.0]:
+            raw["data"]["noise"] = list(task.meta["noise"])
         sweep = build_sweep(raw, out, text=f"# examples/markov_accuracy_vs_width.py, replicate {k}\n")
         ts = time.time()
-        if compiling is not None:
-            err = compiling.communicate()[1]
-            if compiling.returncode != 0:
-                print(f"note: {err.strip() or 'compiling ahead failed'}; the sweep workers compile instead")
         run_sweep(sweep, out / "sweep", workers=args.workers, progress=True)
         print(f"sweep of {len(sweep.cells)} cells: {time.time() - ts:.0f} s")
         for N in args.sample_widths:

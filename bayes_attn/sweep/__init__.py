@@ -14,8 +14,7 @@ from ..config import parse_config
 from ..inference import write_netcdf
 from ._cell import ROW, cell_files, run_cell, summarise, to_toml
 from ._grid import Cell, Sweep, build_sweep, cell_hash
-from ._run import check_writable, open_client, run_cells, sweep_dataset, worker_env
-from ._warm import compile_cell, start_compiling
+from ._run import check_writable, open_client, run_cells, sweep_dataset
 
 
 def _validator(base_dir: Path):
@@ -77,8 +76,5 @@ __all__ = [
     "cell_hash",
     "summarise",
     "open_client",
-    "worker_env",
-    "compile_cell",
-    "start_compiling",
     "to_toml",
 ]

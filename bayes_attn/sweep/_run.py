@@ -46,18 +46,6 @@ def check_writable(out: Path) -> None:
 CONNECT_TIMEOUT = "10s"
 
 
-def worker_env() -> dict:
-    """The environment variables a local worker gets on top of this process's: XLA on one thread
-    (:data:`~bayes_attn._cache.SINGLE_THREAD_XLA_FLAGS`) and this process's compilation cache folder.  XLA's
-    flags are part of the persistent cache's key, so a process that should compile programs for the workers
-    (:func:`~bayes_attn.sweep.start_compiling`) runs with the same."""
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_cpu_multi_thread_eigen" not in flags:
-        flags = (flags + " " + SINGLE_THREAD_XLA_FLAGS).strip()
-    folder = cache_dir()
-    return {"XLA_FLAGS": flags, "BAYES_ATTN_CACHE_DIR": str(folder) if folder is not None else "off"}
-
-
 def open_client(workers: int | None, scheduler: str | None):
     """``(client, cluster)``: a client of ``scheduler``, or of a new ``LocalCluster`` (module docstring)."""
     import dask
@@ -69,7 +57,9 @@ def open_client(workers: int | None, scheduler: str | None):
         except (OSError, TimeoutError) as exc:
             raise InputError(f"scheduler: cannot reach {scheduler!r} ({type(exc).__name__})", "scheduler") from None
     n = workers or usable_cores()
-    env = worker_env()
+    env = {"XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " " + SINGLE_THREAD_XLA_FLAGS).strip()}
+    folder = cache_dir()
+    env["BAYES_ATTN_CACHE_DIR"] = str(folder) if folder is not None else "off"
     dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.multiprocessing-method": "spawn"})
     cluster = LocalCluster(
         n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR, env=env
