@@ -66,7 +66,7 @@ def is_divergent(info):
     return ~(info.acceptance_rate > 0)
 
 
-class WarmupCarry(NamedTuple):
+class LangevinCarry(NamedTuple):
     """A Langevin chain: blackjax's state, the dual-averaging state, the step size fixed at the end of warm-up,
     and ``tuning`` (true until then: the step size is the dual-averaged one and the adaptation is updated)."""
 
@@ -76,7 +76,7 @@ class WarmupCarry(NamedTuple):
     tuning: jnp.ndarray
 
 
-def warmup_functions(model, settings: Settings, target: float, kernel, divergent):
+def langevin_functions(model, settings: Settings, target: float, kernel, divergent):
     """Shared Langevin warm-up and sampling: dual averaging of ``log h`` to ``target`` while the carry is tuning,
     started from a standard-normal draw of the flat sites with ``h0 = settings.step_size`` or ``1 / lambda_max``
     there; then the step size that ``end_warmup`` fixed.  ``kernel(key, state, logdensity, h, tuning) -> (state,
@@ -91,7 +91,7 @@ def warmup_functions(model, settings: Settings, target: float, kernel, divergent
         x0 = jax.random.normal(k_x, (dim,)) if position is None else ravel_pytree(position)[0]
         h0 = settings.step_size if settings.step_size is not None else 1.0 / max_curvature(logd, x0, k_c)
         h0 = jnp.asarray(h0, x0.dtype)
-        return WarmupCarry(init(x0, logd), da_init(h0), h0, jnp.asarray(True))
+        return LangevinCarry(init(x0, logd), da_init(h0), h0, jnp.asarray(True))
 
     def step(key, carry, args):
         logd = flat_logdensity(model, args)[0]
@@ -113,9 +113,9 @@ def warmup_functions(model, settings: Settings, target: float, kernel, divergent
 
 
 def langevin_program(model, settings: Settings, warmup_target: float, kernel, end_warmup, divergent) -> Program:
-    """A Langevin sampler as a driver program (:func:`warmup_functions`): ``end_warmup(key, carry, args)`` fixes
+    """A Langevin sampler as a driver program (:func:`langevin_functions`): ``end_warmup(key, carry, args)`` fixes
     the step size, and the carry stops tuning."""
-    init_fn, step = warmup_functions(model, settings, warmup_target, kernel, divergent)
+    init_fn, step = langevin_functions(model, settings, warmup_target, kernel, divergent)
 
     def end(key, carry, args):
         return end_warmup(key, carry, args)._replace(tuning=jnp.zeros_like(carry.tuning))
@@ -150,7 +150,7 @@ __all__ = [
     "init",
     "build_kernel",
     "is_divergent",
-    "warmup_functions",
+    "langevin_functions",
     "langevin_program",
     "program",
     "DEFAULT_WARMUP_TARGET",
