@@ -204,3 +204,26 @@ def test_every_model_field_is_in_its_repr():
             r = vars(c).get("__repr__")
             code = getattr(r, "__code__", None)  # None: absent, or object's own (C) repr
             assert code is None or "bayes_attn" not in code.co_filename, (cls.__name__, c.__name__)
+
+
+def test_nuts_step_traces_in_a_process_that_never_ran_numpyros_init():
+    """A process that read NUTS's start program from disk never ran NumPyro's ``init_kernel``, whose closure holds
+    settings its sample kernel reads (once a flaky AssertionError in NumPyro when a worker then traced a chunk
+    program of a new length): a fresh kernel pair traces the step alone and gives the same transition."""
+    from conftest import random_task
+
+    from bayes_attn.inference import SamplerConfig, build_model
+    from bayes_attn.inference.samplers import Settings
+    from bayes_attn.inference.samplers import nuts
+
+    task = random_task(P=5, Q=3, S=3, n0=3, heads=(2,), seed=4)
+    spec = task.spec(width=3, temperature=0.3)
+    model, args = build_model(task, spec, "collapsed")
+    settings = Settings.from_config(SamplerConfig(kind="nuts", model="collapsed", warmup=10, draws=5))
+    prog = nuts.program(model, settings)
+    carry = jax.jit(prog.init)(jax.random.PRNGKey(0), args)
+    ref, ref_stats = jax.jit(prog.step)(jax.random.PRNGKey(1), carry, args)
+    nuts._kernels.cache_clear()  # a new NumPyro kernel pair whose init_kernel never runs in this process
+    out, stats = jax.jit(nuts.program(model, settings).step)(jax.random.PRNGKey(1), carry, args)
+    for a, b in zip(jax.tree.leaves((ref, ref_stats)), jax.tree.leaves((out, stats))):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

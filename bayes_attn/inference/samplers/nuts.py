@@ -62,6 +62,10 @@ def init(rng_key, model, args, settings: Settings, position=None, inverse_mass_m
             key_init, model.numpyro_model, init_strategy=init_to_uniform(), model_args=(args,), prototype_params=proto
         )
         position = ParamInfo(z, pe, grad)
+    return _call_init_kernel(model, settings, position, args, inverse_mass_matrix, rng_key)
+
+
+def _call_init_kernel(model, settings: Settings, position, args, inverse_mass_matrix, rng_key) -> State:
     init_kernel, _ = _kernels(model, settings)
     return init_kernel(
         position,
@@ -83,6 +87,17 @@ def build_kernel(model, settings: Settings):
     _, sample_kernel = _kernels(model, settings)
 
     def kernel(state: State, args):
+        # NumPyro's sample_kernel reads settings (tree depth, warm-up adapter) that only its init_kernel sets, and a
+        # process whose start program was read from disk (bayes_attn._programs) never ran init_kernel: run it
+        # abstractly here, with this state's shapes (the settings it sets do not depend on the values)
+        like = lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))  # noqa: E731
+        start = ParamInfo(state.z, state.potential_energy, state.z_grad)
+        jax.eval_shape(
+            lambda p, a, k: _call_init_kernel(model, settings, p, a, None, k),
+            jax.tree.map(like, start),
+            jax.tree.map(like, args),
+            like(state.rng_key),
+        )
         new = sample_kernel(state, model_args=(args,))
         return new, Info(new.accept_prob, new.diverging, new.num_steps, new.energy)
 
