@@ -26,6 +26,19 @@ def _grow(old, new_full, n):
     return {g: {k: np.concatenate([old[g][k], new_full[g][k][:, n:]], axis=1) for k in old[g]} for g in old}
 
 
+def _assert_same_draws(got, want):
+    assert {g: set(d) for g, d in got.items()} == {g: set(d) for g, d in want.items()}
+    for g, d in want.items():
+        for k, v in d.items():
+            np.testing.assert_array_equal(got[g][k], v)
+
+
+def _continue(ck, more):
+    """Save ``more`` as the next checkpoint of the run at ``ck``, as a resumed run does."""
+    meta = ckp.load(ck, _carry(0), FP, GROUPS)[0]
+    ckp.Writer(ck, meta["parts"], meta["lengths"]).save({"fingerprint": FP}, _carry(1), more)
+
+
 def _carry(t):
     return {"x": np.full((2, 4), float(t)), "key": np.arange(4, dtype=np.uint32) + t}
 
@@ -49,9 +62,7 @@ def test_each_save_appends_only_the_new_draws_and_load_gives_them_back(tmp_path)
     assert meta["kept"] == 9 and meta["parts"] == 3
     np.testing.assert_array_equal(carry["x"], _carry(2)["x"])
     np.testing.assert_array_equal(carry["key"], _carry(2)["key"])
-    for g, d in full.items():
-        for k, v in d.items():
-            np.testing.assert_array_equal(groups[g][k], v)
+    _assert_same_draws(groups, full)
 
 
 def test_a_loaded_checkpoint_continues_where_it_stopped(tmp_path):
@@ -59,14 +70,11 @@ def test_a_loaded_checkpoint_continues_where_it_stopped(tmp_path):
     rng = np.random.default_rng(1)
     first = _run(3, rng)
     ckp.save(ck, {"fingerprint": FP}, _carry(0), first)
-    meta, _, groups = ckp.load(ck, _carry(0), FP, GROUPS)
-    more = _grow(groups, _run(7, rng), 3)
-    ckp.Writer(ck, meta["parts"], meta["lengths"]).save({"fingerprint": FP}, _carry(1), more)
+    more = _grow(ckp.load(ck, _carry(0), FP, GROUPS)[2], _run(7, rng), 3)
+    _continue(ck, more)
     meta, _, back = ckp.load(ck, _carry(0), FP, GROUPS)
     assert meta["parts"] == 2
-    for g, d in more.items():
-        for k, v in d.items():
-            np.testing.assert_array_equal(back[g][k], v)
+    _assert_same_draws(back, more)
 
 
 def test_an_uncounted_part_is_ignored_and_overwritten(tmp_path):
@@ -76,10 +84,10 @@ def test_an_uncounted_part_is_ignored_and_overwritten(tmp_path):
     groups = _run(4, rng)
     ckp.save(ck, {"fingerprint": FP}, _carry(0), groups)
     ckp.part_path(ck, 1).write_bytes(b"half a part")  # the next part, never counted
-    meta, _, back = ckp.load(ck, _carry(0), FP, GROUPS)
+    back = ckp.load(ck, _carry(0), FP, GROUPS)[2]
     np.testing.assert_array_equal(back["posterior"]["f"], groups["posterior"]["f"])
     more = _grow(back, _run(6, rng), 4)
-    ckp.Writer(ck, meta["parts"], meta["lengths"]).save({"fingerprint": FP}, _carry(1), more)
+    _continue(ck, more)
     np.testing.assert_array_equal(ckp.load(ck, _carry(0), FP, GROUPS)[2]["posterior"]["f"], more["posterior"]["f"])
 
 
