@@ -69,7 +69,7 @@ def test_a_loaded_checkpoint_continues_where_it_stopped(tmp_path):
     ck = tmp_path / "run.ckpt.npz"
     rng = np.random.default_rng(1)
     first = _run(3, rng)
-    ckp.save(ck, {"fingerprint": FP}, _carry(0), first)
+    ckp.Writer(ck).save({"fingerprint": FP}, _carry(0), first)
     more = _grow(ckp.load(ck, _carry(0), FP, GROUPS)[2], _run(7, rng), 3)
     _continue(ck, more)
     meta, _, back = ckp.load(ck, _carry(0), FP, GROUPS)
@@ -82,7 +82,7 @@ def test_an_uncounted_part_is_ignored_and_overwritten(tmp_path):
     ck = tmp_path / "run.ckpt.npz"
     rng = np.random.default_rng(2)
     groups = _run(4, rng)
-    ckp.save(ck, {"fingerprint": FP}, _carry(0), groups)
+    ckp.Writer(ck).save({"fingerprint": FP}, _carry(0), groups)
     ckp.part_path(ck, 1).write_bytes(b"half a part")  # the next part, never counted
     back = ckp.load(ck, _carry(0), FP, GROUPS)[2]
     np.testing.assert_array_equal(back["posterior"]["f"], groups["posterior"]["f"])

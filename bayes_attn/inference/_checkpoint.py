@@ -91,11 +91,6 @@ class Writer:
         self.parts, self.lengths = parts, lengths
 
 
-def save(path, meta: dict, carry, groups: dict) -> None:
-    """Write a fresh checkpoint of one part (:meth:`Writer.save` of a new :class:`Writer`)."""
-    Writer(path).save(meta, carry, groups)
-
-
 def load(path, carry_like, fp: str, groups: tuple[str, ...]):
     """``(meta, carry, {group: {name: array}})`` of a checkpoint written for fingerprint ``fp`` (else
     :class:`InputError`); ``meta["parts"]`` and ``meta["lengths"]`` continue it (:class:`Writer`)."""
@@ -163,4 +158,4 @@ def remove_checkpoint(path) -> None:
         _io.remove_stale_temporaries(p.parent / tmp.name[1:].rsplit(".", 2)[0])
 
 
-__all__ = ["fingerprint", "Writer", "save", "load", "remove_checkpoint", "part_path", "atomic_write_bytes"]
+__all__ = ["fingerprint", "Writer", "load", "remove_checkpoint", "part_path", "atomic_write_bytes"]

@@ -79,7 +79,7 @@ def build_switching_kernel():
         log_ratio = log_acceptance_ratio(state, new, step_size)
         accept = jnp.where(jnp.isfinite(log_ratio), jnp.exp(jnp.minimum(log_ratio, 0.0)), 0.0)
         u = jax.random.uniform(jax.random.fold_in(rng_key, 1), (), accept.dtype)
-        keep = ~adjusted | (u < accept)
+        keep = jnp.logical_or(jnp.logical_not(adjusted), u < accept)  # (adjusted may be a Python bool)
         new = jax.tree.map(lambda a, b: jnp.where(keep, a, b), new, state)
         return new, Info(~jnp.isfinite(new.logdensity), accept)
 
@@ -119,4 +119,4 @@ __all__ = [
     "divergent",
     "log_acceptance_ratio",
     "program",
-]  # noqa: F822  (State: __getattr__)
+]
