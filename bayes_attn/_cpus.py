@@ -13,7 +13,10 @@ together: both would see the same idle core.  So a process *claims* its cores:
    the lock when the process ends, however it ends);
 3. where fewer cores are free than asked for, it shares the least busy of the claimed ones (nothing blocks);
 4. it pins every thread to the claimed cores (:func:`pin_to_cpus`) before JAX starts its thread pools, and
-   limits the native BLAS/OpenMP pools to that many threads.
+   limits the native BLAS/OpenMP pools to that many threads;
+5. to compile, a process that primed XLA's compiler (:func:`prime_compiler`) may borrow one more core that is
+   idle and unclaimed for a few seconds (:func:`borrowed_cpu`); a process claiming cores meanwhile waits for
+   it (:data:`BORROW_WAIT_S`) instead of sharing a core for the rest of its run.
 
 The command line does this for every command (``--cpus``, docs/design.md); the Python API leaves the process
 alone unless the user calls :func:`claim_cpus`.
@@ -21,6 +24,7 @@ alone unless the user calls :func:`claim_cpus`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
@@ -30,6 +34,12 @@ from pathlib import Path
 LOCK_ENV = "BAYES_ATTN_LOCK_DIR"
 
 _HELD: dict[int, int] = {}  # cpu -> file descriptor holding its lock, for the life of the process
+_CLAIM: dict[str, tuple] = {}  # "cpus": the claimed cores; "before": the cores allowed before the claim pinned
+_PRIMED: list[bool] = []  # [True] once XLA's compiler threads were sized for the cores allowed before the claim
+
+#: how long a process that finds every core claimed waits for one that another process has only borrowed
+#: (:func:`borrowed_cpu`; a borrow lasts one compilation, seconds) before it shares a claimed core instead
+BORROW_WAIT_S = 30.0
 
 
 def allowed_cpus() -> list[int]:
@@ -80,18 +90,48 @@ def cpu_busy(cpus, interval: float = 0.1) -> dict[int, float]:
     return busy
 
 
-def _try_lock(folder: Path, cpu: int) -> bool:
+def _lock(path: Path) -> int | None:
+    """A file descriptor holding the exclusive lock of ``path``, or ``None`` where another process holds it."""
     import fcntl
 
-    fd = os.open(folder / f"cpu{cpu}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        return False
+        return None
     os.set_inheritable(fd, False)
-    _HELD[cpu] = fd
-    return True
+    return fd
+
+
+def _try_lock(folder: Path, cpu: int) -> bool:
+    fd = _lock(folder / f"cpu{cpu}.lock")
+    if fd is not None:
+        _HELD[cpu] = fd
+    return fd is not None
+
+
+def _borrowed(folder: Path, cpu: int) -> bool:
+    """Whether another process holds ``cpu`` only for a while (:func:`borrowed_cpu` marks it so)."""
+    fd = _lock(folder / f"cpu{cpu}.borrowed")
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
+def _wait_for_borrowed(folder: Path, cpus, got: list, n: int) -> None:
+    """Claim cores that other processes have only borrowed, waiting up to :data:`BORROW_WAIT_S` for them."""
+    deadline = time.monotonic() + BORROW_WAIT_S
+    waiting = [c for c in cpus if c not in got and _borrowed(folder, c)]
+    while waiting and len(got) < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+        for c in list(waiting):
+            if _try_lock(folder, c):
+                got.append(c)
+                waiting.remove(c)
+            elif not _borrowed(folder, c):  # claimed for good meanwhile
+                waiting.remove(c)
 
 
 def choose_cpus(n: int, *, busy: dict[int, float] | None = None, folder: Path | None = None) -> tuple[int, ...]:
@@ -111,6 +151,8 @@ def choose_cpus(n: int, *, busy: dict[int, float] | None = None, folder: Path | 
                 break
             if c not in got and _try_lock(folder, c):
                 got.append(c)
+        if len(got) < n:
+            _wait_for_borrowed(folder, order, got, n)
     except (OSError, ImportError):
         pass
     for c in order:  # fewer free cores than asked for: share the least busy ones
@@ -180,6 +222,7 @@ def claim_cpus(n: int) -> tuple[int, ...] | None:
     if not pin_to_cpus(cpus):
         release_cpus()
         return None
+    _CLAIM.update(cpus=cpus, before=tuple(allowed))
     if len(cpus) == 1:
         from ._cache import limit_xla_threads
 
@@ -188,7 +231,77 @@ def claim_cpus(n: int) -> tuple[int, ...] | None:
     return cpus
 
 
+def prime_compiler() -> bool:
+    """Size XLA's compiler threads for the cores this process could use before its claim, so that a compilation
+    can use a core the process borrows (:func:`borrowed_cpu`); returns whether it did.  XLA compiles a program
+    with a pool of threads that it sizes, at the process's first compilation, for the cores the process may use
+    then: pinned to one core, every later compilation runs on one thread, even with more cores allowed (development
+    measurement, docs/design.md "Compiling on a borrowed core").  This starts JAX's backend pinned (its run-time
+    thread pools stay sized for the claim: started with every core allowed, they made each small call twice as
+    slow on one core), then compiles a one-line program with the process's threads allowed every core they had,
+    and pins them back.  Call it once, after the claim and after
+    the process has chosen its JAX devices (it starts JAX's backend), before any other computation; a process that
+    never claimed, or claimed every core, is left alone."""
+    spare = [c for c in _CLAIM.get("before", ()) if c not in _CLAIM["cpus"]] if _CLAIM else []
+    if _PRIMED or not spare:
+        return bool(_PRIMED)
+    import jax
+
+    jax.devices()  # the backend and its run-time thread pools start pinned, sized for the claim
+    pin_to_cpus(_CLAIM["before"])
+    try:
+        jax.jit(lambda x: x + 1)(0.0).block_until_ready()
+    finally:
+        pin_to_cpus(_CLAIM["cpus"])
+    _PRIMED.append(True)
+    return True
+
+
+@contextlib.contextmanager
+def borrowed_cpu(max_busy: float = 0.5):
+    """One more core for this process while the block runs -- meant for compiling, whose threads then use it
+    (:func:`prime_compiler`) -- yielding it, or ``None`` where nothing changes: a process that never claimed
+    or was not primed, or no core that is both unclaimed (its lock is taken for the block) and less than
+    ``max_busy`` busy a moment ago.  Every thread is pinned back to the claim afterwards.  A process claiming
+    cores meanwhile waits for a borrowed core (:data:`BORROW_WAIT_S`) rather than share one for good, and two
+    processes started together on two cores each hold one and borrow nothing."""
+    cpus = _CLAIM.get("cpus", ())
+    spare = [c for c in _CLAIM.get("before", ()) if c not in cpus]
+    if not _PRIMED or not spare:
+        yield None
+        return
+    busy = cpu_busy(spare, interval=0.05)
+    folder, held, cpu = lock_dir(), [], None
+    try:
+        for c in sorted(spare, key=lambda c: (busy.get(c, 0.0), c)):
+            if busy.get(c, 0.0) >= max_busy:
+                break
+            marker = _lock(folder / f"cpu{c}.borrowed")
+            if marker is None:
+                continue
+            fd = _lock(folder / f"cpu{c}.lock")
+            if fd is None:
+                os.close(marker)
+                continue
+            held, cpu = [marker, fd], c
+            break
+        if cpu is not None and not pin_to_cpus((*cpus, cpu)):
+            cpu = None
+    except (OSError, ImportError):
+        cpu = None
+    try:
+        yield cpu
+    finally:
+        if cpu is not None:
+            pin_to_cpus(cpus)
+        for fd in reversed(held):
+            os.close(fd)
+
+
 __all__ = [
+    "BORROW_WAIT_S",
+    "prime_compiler",
+    "borrowed_cpu",
     "LOCK_ENV",
     "allowed_cpus",
     "lock_dir",

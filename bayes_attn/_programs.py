@@ -101,7 +101,7 @@ def _load_or_export(fn, treedef, leaves, path: Path, compiler_options=None):
     if path.is_file():
         try:
             stored = pickle.loads(path.read_bytes())
-            return _caller(export.deserialize(bytearray(stored["program"])), stored["out_tree"], compiler_options)
+            return _Caller(export.deserialize(bytearray(stored["program"])), stored["out_tree"], compiler_options)
         except Exception:  # noqa: BLE001 - a corrupt, foreign or older file: export again below
             path.unlink(missing_ok=True)
     trees = {}
@@ -118,16 +118,41 @@ def _load_or_export(fn, treedef, leaves, path: Path, compiler_options=None):
         pass  # a read-only cache folder: this process still uses the program
     # the program as every later process reads it (the module it compiles is then the same, and so is the key
     # under which the persistent cache holds its compilation)
-    return _caller(export.deserialize(bytearray(program)), out_tree, compiler_options)
+    return _Caller(export.deserialize(bytearray(program)), out_tree, compiler_options)
 
 
-def _caller(exported, out_tree, compiler_options=None):
-    """Call ``exported`` on flat leaves, returning the output tree.  The inputs are committed to the default
-    device first, as the outputs of every ``Exported.call`` are: a program fed its own outputs (a sampler's
-    carry) and host arrays (a checkpoint's) then keeps one compiled form instead of one per commitment."""
-    call = jax.jit(exported.call, compiler_options=compiler_options)
-    device = jax.devices()[0]
-    return lambda *xs: jax.tree.unflatten(out_tree, call(*jax.device_put(xs, device)))
+class _Caller:
+    """Call an exported program on flat leaves, returning the output tree.  The inputs are committed to the
+    default device first, as the outputs of every ``Exported.call`` are: a program fed its own outputs (a
+    sampler's carry) and host arrays (a checkpoint's) then keeps one compiled form instead of one per
+    commitment.  :meth:`compile_ahead` compiles it for given argument types before the first call."""
+
+    def __init__(self, exported, out_tree, compiler_options=None):
+        self.jitted = jax.jit(exported.call, compiler_options=compiler_options)
+        self.exported = exported
+        self.out_tree = out_tree
+        self.device = jax.devices()[0]
+        self.ahead = None  # the compiled program, once compile_ahead ran
+
+    def output_like(self):
+        out = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self.exported.out_avals]
+        return jax.tree.unflatten(self.out_tree, out)
+
+    def compile_ahead(self, avals) -> None:
+        sharding = jax.sharding.SingleDeviceSharding(self.device)
+        like = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=sharding) for a in avals]
+        self.ahead = self.jitted.lower(*like).compile()
+
+    def __call__(self, *xs):
+        xs = jax.device_put(xs, self.device)
+        return jax.tree.unflatten(self.out_tree, (self.jitted if self.ahead is None else self.ahead)(*xs))
+
+
+def _aval(x):
+    """JAX's abstract value of a leaf: an array's or a Python scalar's type, or a :class:`jax.ShapeDtypeStruct`'s."""
+    if isinstance(x, jax.ShapeDtypeStruct):
+        return jax.core.ShapedArray(x.shape, x.dtype, weak_type=x.weak_type)
+    return jax.typeof(x)
 
 
 def options_jit(fn, compiler_options: dict | None = None):
@@ -158,14 +183,10 @@ def disk_jit(fn, key: str = "", compiler_options: dict | None = None):
     program is the same).  The plain jitted function is the wrapper's ``jitted`` attribute.
     """
     jitted = options_jit(fn, compiler_options)
-    programs: dict = {}  # (treedef, avals) -> callable on the flat leaves, or None: use ``jitted``
+    programs: dict = {}  # (treedef, avals) -> _Caller on the flat leaves, or None: use ``jitted``
 
-    @functools.wraps(fn)
-    def call(*args):
-        leaves, treedef = jax.tree.flatten(args)
-        if any(isinstance(x, jax.core.Tracer) for x in leaves):
-            return jitted(*args)
-        avals = tuple(jax.typeof(x) for x in leaves)
+    def lookup(leaves, treedef):
+        avals = tuple(_aval(x) for x in leaves)
         memo = (treedef, avals)
         if memo not in programs:
             folder, name = program_dir(), _key(fn, treedef, avals, key)
@@ -176,10 +197,35 @@ def disk_jit(fn, key: str = "", compiler_options: dict | None = None):
                 except Exception:  # noqa: BLE001 - not exportable (or no flatbuffers): the plain jit serves it
                     program = None
             programs[memo] = program
-        program = programs[memo]
+        return programs[memo], avals
+
+    @functools.wraps(fn)
+    def call(*args):
+        leaves, treedef = jax.tree.flatten(args)
+        if any(isinstance(x, jax.core.Tracer) for x in leaves):
+            return jitted(*args)
+        program, _ = lookup(leaves, treedef)
         return jitted(*args) if program is None else program(*leaves)
 
+    def prepare(*args):
+        """Trace (or read from disk) the program for these arguments (arrays, scalars or
+        :class:`jax.ShapeDtypeStruct` leaves) without compiling it; returns its outputs' types as a tree of
+        :class:`jax.ShapeDtypeStruct`, or ``None`` where the disk cannot serve it (the first call then traces)."""
+        program, _ = lookup(*jax.tree.flatten(args))
+        return None if program is None else program.output_like()
+
+    def compile_ahead(*args) -> bool:
+        """Compile the program for these arguments (as :func:`prepare` takes them) now, so that a later call with
+        arguments of the same types runs without compiling; returns whether it could (a program the disk cannot
+        serve is left to its first call)."""
+        program, avals = lookup(*jax.tree.flatten(args))
+        if program is not None and program.ahead is None:
+            program.compile_ahead(avals)
+        return program is not None
+
     call.jitted = jitted
+    call.prepare = prepare
+    call.compile_ahead = compile_ahead
     call._cache_size = lambda: len(programs) + jitted._cache_size()  # as jax.jit's: programs held by this process
     return call
 

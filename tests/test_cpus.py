@@ -189,3 +189,95 @@ def test_main_called_from_python_leaves_the_affinity_alone(tmp_path, capsys):
     assert main(["theory", str(tmp_path / "missing.toml"), "--out", str(tmp_path / "t.nc"), "--cpus", "1"]) == 2
     assert "missing.toml" in capsys.readouterr().err
     assert _cpus.allowed_cpus() == before and not _cpus._HELD
+
+
+# A process that starts on every core, claims one, primes XLA's compiler, and borrows a second core: it reports its
+# affinity inside and after the borrow, and whether another process could lock the borrowed core meanwhile.
+BORROW = r"""
+import json, os, subprocess, sys
+try:
+    os.sched_setaffinity(0, range(os.cpu_count()))
+except OSError:
+    pass
+from bayes_attn import _cpus
+cpus = _cpus.claim_cpus(1)
+primed = _cpus.prime_compiler()
+after_prime = sorted(os.sched_getaffinity(0))
+probe = "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
+with _cpus.borrowed_cpu(max_busy=1.01) as cpu:
+    inside = sorted(os.sched_getaffinity(0))
+    lock = str(_cpus.lock_dir() / f"cpu{cpu}.lock")
+    locked = subprocess.run([sys.executable, "-c", probe, lock]).returncode != 0
+print(json.dumps({"cpus": cpus, "primed": primed, "after_prime": after_prime, "cpu": cpu, "inside": inside,
+                  "after": sorted(os.sched_getaffinity(0)), "locked_inside": locked,
+                  "locked_after": subprocess.run([sys.executable, "-c", probe, lock]).returncode != 0}))
+"""
+
+
+@needs_two
+def test_a_claimed_process_borrows_an_idle_core_for_a_while(tmp_path):
+    """After the claim and the compiler's priming the process is pinned to its core; inside ``borrowed_cpu`` it
+    may also run on a second core, whose lock it holds (another process cannot claim it), and afterwards it is
+    pinned back and the lock is free."""
+    env = {**os.environ, _cpus.LOCK_ENV: str(tmp_path / "locks")}
+    res = subprocess.run([sys.executable, "-c", BORROW], env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    r = json.loads(res.stdout.strip().splitlines()[-1])
+    (own,) = r["cpus"]
+    assert r["primed"] and r["after_prime"] == [own]
+    assert r["cpu"] is not None and r["cpu"] != own
+    assert r["inside"] == sorted([own, r["cpu"]]) and r["locked_inside"]
+    assert r["after"] == [own] and not r["locked_after"]
+
+
+def test_nothing_is_borrowed_without_a_claim_and_a_primed_compiler(monkeypatch):
+    """A process that did not claim (the Python API, a test worker) keeps its affinity; so does one whose compiler
+    was not primed (its compilations could not use a second core)."""
+    before = _cpus.allowed_cpus()
+    with _cpus.borrowed_cpu(max_busy=1.01) as cpu:
+        assert cpu is None and _cpus.allowed_cpus() == before
+    assert not _cpus.prime_compiler()  # nothing claimed: nothing to prime
+    monkeypatch.setitem(_cpus._CLAIM, "cpus", (before[0],))
+    monkeypatch.setitem(_cpus._CLAIM, "before", (before[0], before[0] + 1))
+    monkeypatch.setattr(_cpus, "_PRIMED", [])
+    with _cpus.borrowed_cpu(max_busy=1.01) as cpu:
+        assert cpu is None and _cpus.allowed_cpus() == before
+
+
+def test_a_claim_waits_for_a_borrowed_core_rather_than_share(tmp_path, monkeypatch):
+    """Both cores locked, one of them only borrowed: the claim waits until the borrow ends and takes that core;
+    with both claimed for good it shares one at once (the wait is for borrowed cores only)."""
+    import fcntl
+    import threading
+
+    monkeypatch.setattr(_cpus, "allowed_cpus", lambda: [0, 1])
+    monkeypatch.setattr(_cpus, "BORROW_WAIT_S", 20.0)
+    _cpus.release_cpus()
+
+    def hold(name):
+        fd = os.open(tmp_path / name, os.O_RDWR | os.O_CREAT)  # another open file description: its own lock
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+
+    claimed, borrowed, marker = hold("cpu0.lock"), hold("cpu1.lock"), hold("cpu1.borrowed")
+
+    def end_borrow():
+        os.close(borrowed)
+        os.close(marker)
+
+    timer = threading.Timer(0.5, end_borrow)
+    try:
+        t = time.monotonic()
+        timer.start()
+        assert _cpus.choose_cpus(1, busy={0: 0.0, 1: 0.0}, folder=tmp_path) == (1,)
+        assert time.monotonic() - t >= 0.4  # it waited for the borrow to end
+        _cpus.release_cpus()
+        held = hold("cpu1.lock")
+        t = time.monotonic()
+        assert _cpus.choose_cpus(1, busy={0: 0.0, 1: 0.5}, folder=tmp_path) == (0,)  # shared, not waited for
+        assert time.monotonic() - t < 5
+        os.close(held)
+    finally:
+        timer.cancel()
+        _cpus.release_cpus()
+        os.close(claimed)

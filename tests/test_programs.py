@@ -85,6 +85,36 @@ def test_same_numbers_as_jit_and_tracers_fall_back(monkeypatch, tmp_path):
     assert len(list(program_dir().glob("*.bin"))) == 2
 
 
+def test_prepare_and_compile_ahead_then_the_call_compiles_nothing(monkeypatch, tmp_path):
+    """``prepare`` gives the outputs' types from the traced program (no compilation); ``compile_ahead`` compiles it for
+    argument types (abstract or concrete), and a later call with arguments of those types compiles nothing more
+    and gives the plain jit's numbers.  With the cache off neither can serve: the first call compiles."""
+    from jax import monitoring
+
+    compiles = []
+    monitoring.register_event_duration_secs_listener(
+        lambda event, d, **kw: (
+            compiles.append(kw.get("fun_name")) if event.endswith("backend_compile_duration") else None
+        )
+    )
+    x = jnp.linspace(-1.0, 2.0, 7)
+    expected = jax.jit(_f)(x, 1.5)
+    like = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", str(tmp_path))
+    f = disk_jit(_f)
+    compiles.clear()
+    out = f.prepare(like, 1.5)
+    assert (out.shape, out.dtype) == (x.shape, x.dtype) and not compiles
+    assert f.compile_ahead(like, 1.5) and compiles == ["jit(call)"]  # the disk program's compiled form
+    assert np.array_equal(f(x, 1.5), expected) and compiles == ["jit(call)"]
+    f(np.ones(3), 1.5)  # other types: compiled at the call, as before
+    assert compiles == ["jit(call)"] * 2
+    monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", "off")
+    g = disk_jit(_f)
+    assert g.prepare(like, 1.5) is None and not g.compile_ahead(like, 1.5)
+    assert np.array_equal(g(x, 1.5), expected)
+
+
 def test_compiler_options_reach_xla_and_tracers_fall_back(monkeypatch, tmp_path):
     """``compiler_options`` are passed to XLA at top level (an unknown option is XLA's error), on and off disk,
     and a traced call (``jax.eval_shape``, where JAX refuses options on a nested jit) gets the plain jit."""
@@ -158,9 +188,14 @@ def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypat
 
     task = random_task(P=5, Q=3, S=3, n0=3, heads=(2,), seed=21)
     spec = task.spec(width=4, temperature=0.2)
-    traced = []
+    traced, compiled = [], []
     monitoring.register_event_duration_secs_listener(
         lambda event, d, **kw: traced.append(kw.get("fun_name")) if event.endswith("jaxpr_trace_duration") else None
+    )
+    monitoring.register_event_duration_secs_listener(
+        lambda event, d, **kw: (
+            compiled.append(kw.get("fun_name")) if event.endswith("backend_compile_duration") else None
+        )
     )
 
     def fresh_run(cfg):
@@ -175,9 +210,13 @@ def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypat
         monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", "off")  # program_dir() None: the plain jax.jit
         plain = fresh_run(cfg)
         monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", str(tmp_path / kind))
+        compiled.clear()
         first = fresh_run(cfg)
         # the chunk functions were traced to be exported (``flat``: _programs._load_or_export) and written
         assert "flat" in traced and len(list(program_dir().glob("*.bin"))) >= 3  # init, loop(s), end
+        # each compiled once: the chunk programs ahead of their first calls (_runner._compile_ahead), which then
+        # compiled none of them again
+        assert compiled.count("jit(call)") == len(list(program_dir().glob("*.bin"))), compiled
         second = fresh_run(cfg)
         assert not {"flat", "loop", "<lambda>"} & set(traced), traced  # read from disk: none traced again
         np.testing.assert_array_equal(first, plain)
@@ -186,6 +225,48 @@ def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypat
         monkeypatch.setattr(_runner, "_kernel_libraries", lambda: "numpyro 0.0 blackjax 0.0")
         np.testing.assert_array_equal(fresh_run(cfg), plain)
         assert "flat" in traced
+
+
+#: the resume tests' runs (tests/test_driver.py): the session's compilation cache already holds their programs
+AHEAD_CASES = [("nuts", "weights"), ("mala", "collapsed"), ("ula", "weights"), ("gibbs", "weights")]
+
+
+@pytest.mark.parametrize("kind,model", AHEAD_CASES, ids=[f"{k}-{m}" for k, m in AHEAD_CASES])
+def test_a_run_compiles_its_programs_ahead_and_its_calls_use_them(monkeypatch, kind, model):
+    """A one-device run compiles its start, chunk and end-of-warm-up programs before the start runs
+    (_runner._compile_ahead), and its calls use those: each disk program is looked up once.  A carry whose types
+    differed from the start's traced outputs would look the chunk program up a second time, under other types,
+    and compile it again at its first call."""
+    import collections
+
+    from bayes_attn.inference import SamplerConfig, sample
+    from bayes_attn.inference import _runner
+    from bayes_attn.network import NetworkSpec
+    from conftest import random_task
+
+    task = random_task(P=5, Q=3, S=3, n0=3, heads=(2, 2), seed=11)
+    spec = NetworkSpec(heads=task.heads, n0=task.n0, width=4, temperature=0.2, readout="last")
+    cfg = SamplerConfig(
+        kind=kind, model=model, chains=2, warmup=4, draws=6, thinning=1, checkpoint_every=2, seed=7, progress_bar=False
+    )
+    loads, ahead = collections.Counter(), []
+    load, compile_ahead = _programs._load_or_export, _programs._Caller.compile_ahead
+
+    def counted_load(fn, treedef, leaves, path, compiler_options=None):
+        loads[path.name] += 1
+        return load(fn, treedef, leaves, path, compiler_options)
+
+    def counted_ahead(self, avals):
+        ahead.append(self)
+        return compile_ahead(self, avals)
+
+    monkeypatch.setattr(_programs, "_load_or_export", counted_load)
+    monkeypatch.setattr(_programs._Caller, "compile_ahead", counted_ahead)
+    _runner.compiled.cache_clear()  # fresh program objects: this run looks its programs up
+    out = sample(task, spec, cfg)
+    assert out["posterior"]["f"].sizes["draw"] == 6
+    assert len(ahead) == 3 and all(c.ahead is not None for c in ahead)  # start, chunk, end of warm-up
+    assert loads and max(loads.values()) == 1, loads
 
 
 def test_every_model_field_is_in_its_repr():

@@ -42,6 +42,9 @@ def run(args) -> int:
     n_devices = host_devices_needed(cfg.sampler.chains, cfg.sampler.chain_method, cfg.sampler.devices)
     if n_devices is not None:
         request_host_devices(n_devices)
+    from .._cpus import prime_compiler
+
+    prime_compiler()  # the devices are chosen: let compilations use a core borrowed while it is idle
     from dataclasses import replace
 
     from ..diagnostics import format_report, summarize

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from .._cpus import borrowed_cpu
 from .._io import read_matrix
 from ..network import NetworkSpec, path_labels
 from ._checkpoint import fingerprint
@@ -50,28 +51,9 @@ def sample(
     """
     if basis is None and cfg.basis is not None:
         basis = read_matrix(cfg.basis, field="model.basis")
-    model, args = build_model(
-        task,
-        spec,
-        cfg.model,
-        fixed=fixed,
-        data=data,
-        path_inputs=SAMPLERS[cfg.kind].path_inputs,
-        rank=cfg.rank,
-        basis=basis,
-        attention_scale=cfg.attention_scale,
-        limit=cfg.limit,
-    )
-    positions = imm = None
-    if cfg.init == "prior":
-        positions = prior_positions(model, spec, cfg.chains, cfg.seed)
-    elif cfg.init == "theory":
-        start = theory_start(model, args, spec, cfg.chains, cfg.seed)
-        positions, imm = start.positions, start.inverse_mass_matrix
-        if imm is not None and not cfg.dense_mass:
-            imm = np.diag(imm)
+    with borrowed_cpu():  # building the model compiles its programs: on an idle core besides the claimed one
+        model, args, positions, imm, fp = _build(task, spec, cfg, fixed, data, basis)
     settings = Settings.from_config(cfg, fixed_metric=imm is not None)
-    fp = fingerprint(cfg, spec, model, args.data_arrays())
     t0 = time.perf_counter()
     groups = run_chains(
         cfg.kind,
@@ -129,6 +111,31 @@ def sample(
         warmup_sample_stats=groups["warmup_sample_stats"],
         warmup_posterior=groups["warmup_posterior"],
     )
+
+
+def _build(task, spec, cfg, fixed, data, basis):
+    """The model, its arguments, the chains' starting points and mass matrix, and the run's fingerprint."""
+    model, args = build_model(
+        task,
+        spec,
+        cfg.model,
+        fixed=fixed,
+        data=data,
+        path_inputs=SAMPLERS[cfg.kind].path_inputs,
+        rank=cfg.rank,
+        basis=basis,
+        attention_scale=cfg.attention_scale,
+        limit=cfg.limit,
+    )
+    positions = imm = None
+    if cfg.init == "prior":
+        positions = prior_positions(model, spec, cfg.chains, cfg.seed)
+    elif cfg.init == "theory":
+        start = theory_start(model, args, spec, cfg.chains, cfg.seed)
+        positions, imm = start.positions, start.inverse_mass_matrix
+        if imm is not None and not cfg.dense_mass:
+            imm = np.diag(imm)
+    return model, args, positions, imm, fingerprint(cfg, spec, model, args.data_arrays())
 
 
 __all__ = ["sample"]

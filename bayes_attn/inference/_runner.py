@@ -13,7 +13,9 @@ Named parts:
   compiles one chunk program for warm-up and sampling (plus init and end of warm-up, which run once and are
   compiled without LLVM's optimisations: :data:`ONE_OFF_COMPILER_OPTIONS`), however its iterations fall
   into chunks.  With the chains on one device the chunk programs are also kept on disk
-  (:func:`bayes_attn._programs.disk_jit`), so a later process neither traces nor lowers them;
+  (:func:`bayes_attn._programs.disk_jit`), so a later process neither traces nor lowers them, and a run compiles
+  its start, chunk and end-of-warm-up programs together before the start runs, on a borrowed idle core where
+  the process may have one (:func:`_compile_ahead`);
 * :class:`Schedule`: warm-up, discarded and kept iterations and the chunk grid;
 * :mod:`._checkpoint`: checkpoint I/O; :func:`run_chains`: the loop that ties them together,
   with the progress bar and the optional stop after ``stop_after_chunks`` chunks.
@@ -264,14 +266,28 @@ def _run(
     groups = {g: {} for g in GROUPS}
     clock = _Clock(timings)
     writer = None if ck is None else _checkpoint.Writer(ck)
+    init, end = part("init"), part("end")
     if resume and ck is not None and ck.is_file():
-        like = jax.eval_shape(part("init"), keys, positions, args, imm)
+        like = jax.eval_shape(init, keys, positions, args, imm)
         meta, carry, groups = _checkpoint.load(ck, like, fp, GROUPS)
         done = {k: meta[k] for k in done}
         writer = _checkpoint.Writer(ck, meta["parts"], meta["lengths"])
+        ahead = [(draw, (carry, keys, 0, 0, False, args))]  # the restored carry's own types
+        if not done["ended"]:
+            ahead.append((end, (carry, end_keys, args)))
+        with clock("warmup" if done["warm"] < sch.warmup else "sample"):
+            _compile_ahead(layout, *ahead)
     else:
         with clock("init"):
-            carry = jax.block_until_ready(part("init")(keys, positions, args, imm))
+            like = init.prepare(keys, positions, args, imm) if layout.devices == 1 else None
+            if like is not None:
+                _compile_ahead(
+                    layout,
+                    (init, (keys, positions, args, imm)),
+                    (draw, (like, keys, 0, 0, False, args)),
+                    (end, (like, end_keys, args)),
+                )
+            carry = jax.block_until_ready(init(keys, positions, args, imm))
 
     bar = tqdm(
         total=sch.total,
@@ -307,7 +323,7 @@ def _run(
             after_chunk()
         if not done["ended"]:  # fix what warm-up tuned (a resume from the last warm-up checkpoint redoes this)
             with clock("end"):
-                carry, done["ended"] = jax.block_until_ready(part("end")(carry, end_keys, args)), True
+                carry, done["ended"] = jax.block_until_ready(end(carry, end_keys, args)), True
             bar.set_description(f"{sampler} sample")
         t_sample = sch.warmup
         if done["skipped"] < sch.skip:
@@ -334,6 +350,29 @@ def _run(
     finally:
         bar.close()
     return groups
+
+
+def _compile_ahead(layout, *calls) -> None:
+    """Compile the programs of a run's first calls, ``(program, arguments)`` pairs, before any of them runs, on
+    a core borrowed for the purpose where one is idle (docs/design.md, "Compiling on a borrowed core").
+
+    XLA compiles each program on a pool of threads: on a process pinned to one claimed core (the command
+    line's default) they share that core, so a cold run compiled its start, chunk and end-of-warm-up programs
+    one after another on one core while the machine's other cores idled.  They are compiled here together, with
+    the process allowed one more idle core for that while (:func:`bayes_attn._cpus.borrowed_cpu`), and the calls
+    then use them: the same programs, argument types and options as the calls would have compiled, so the
+    draws are the same.  Nothing is done for chains over several devices, or where the disk cache cannot serve a
+    program (its first call compiles it, as before).
+    """
+    from .._cpus import borrowed_cpu
+
+    if layout.devices > 1:
+        return
+    if any(program.prepare(*arguments) is None for program, arguments in calls):
+        return
+    with borrowed_cpu():
+        for program, arguments in calls:
+            program.compile_ahead(*arguments)
 
 
 class _Clock:
