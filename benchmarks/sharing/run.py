@@ -63,6 +63,30 @@ def timed(cpus: str, n: int, tmp: Path, cache: Path) -> list[float]:
     return times
 
 
+def summarize(rows) -> list[dict]:
+    """Per placement and run (the date of a benchmark run; ``--merge`` keeps rows of earlier runs): the lone
+    runs' median, the slower of each pair (median), and the ratios within that run."""
+    out = []
+    for cpus, run in dict.fromkeys((r["cpus"], r.get("run", "earlier")) for r in rows):
+        same = [r for r in rows if r["cpus"] == cpus and r.get("run", "earlier") == run]
+        lone = [r["seconds"][0] for r in same if r["processes"] == 1]
+        both = [max(r["seconds"]) for r in same if r["processes"] == 2]
+        unpinned = [r["seconds"][0] for r in rows if r["cpus"] == "all" and r["processes"] == 1 and r.get("run") == run]
+        lone_s = statistics.median(lone) if lone else None
+        pair_s = statistics.median(both) if both else None
+        out.append(
+            {
+                "cpus": cpus,
+                "run": run,
+                "lone_median_s": lone_s,
+                "concurrent_slowest_median_s": pair_s,
+                "concurrent_over_lone": pair_s / lone_s if pair_s and lone_s else None,
+                "lone_over_unpinned_lone": lone_s / statistics.median(unpinned) if lone_s and unpinned else None,
+            }
+        )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=2)
@@ -74,8 +98,20 @@ def main() -> None:
         help="repeats of the two unpinned runs at once (each takes many times a lone run)",
     )
     ap.add_argument("--out", default=str(HERE / "results.json"))
+    ap.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the rows not run now (placements, or the unpinned pairs with --unpinned-pairs 0) from the existing "
+        "--out file",
+    )
     a = ap.parse_args()
     rows = []
+    kept = []
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    if a.merge and Path(a.out).is_file():
+        rerun = {(c, n) for c in a.placements for n in (1, 2) if not (c == "all" and n == 2 and a.unpinned_pairs == 0)}
+        old = json.loads(Path(a.out).read_text())["rows"]
+        kept = [{"run": "earlier", **r} for r in old if (r["cpus"], r["processes"]) not in rerun]
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         cache = tmp / "cache"
@@ -86,23 +122,19 @@ def main() -> None:
                     if cpus == "all" and n == 2 and rep >= a.unpinned_pairs:
                         continue
                     t = timed(cpus, n, tmp, cache)
-                    rows.append({"cpus": cpus, "processes": n, "repeat": rep, "seconds": t})
+                    rows.append({"cpus": cpus, "processes": n, "repeat": rep, "seconds": t, "run": today})
                     print(json.dumps(rows[-1]), flush=True)
-    summary = {}
-    for cpus in a.placements:
-        lone = statistics.median(r["seconds"][0] for r in rows if r["cpus"] == cpus and r["processes"] == 1)
-        both = [max(r["seconds"]) for r in rows if r["cpus"] == cpus and r["processes"] == 2]
-        summary[cpus] = {
-            "lone_median_s": lone,
-            "concurrent_slowest_median_s": statistics.median(both),
-            "concurrent_over_lone": statistics.median(both) / lone,
-        }
-    base = summary.get("all", {}).get("lone_median_s")
-    for cpus, s in summary.items():
-        s["lone_over_unpinned_lone"] = s["lone_median_s"] / base if base else None
+    rows = kept + rows
+    summary = summarize(rows)
+    for s in summary:
+        pair = s["concurrent_slowest_median_s"]
         print(
-            f"--cpus {cpus}: lone {s['lone_median_s']:.1f} s, two at once (slower of the two) "
-            f"{s['concurrent_slowest_median_s']:.1f} s = {s['concurrent_over_lone']:.2f}x lone"
+            f"--cpus {s['cpus']} ({s['run']}): lone {s['lone_median_s']:.1f} s"
+            + (
+                f", two at once (slower of the two) {pair:.1f} s = {s['concurrent_over_lone']:.2f}x lone"
+                if pair
+                else ""
+            )
         )
     machine = {
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),

@@ -19,34 +19,38 @@ def render() -> str:
         return "_not run: benchmarks/sharing/results.json is missing_\n"
     d = json.loads(p.read_text())
     rows = []
-    base = d["summary"].get("all", {}).get("lone_median_s")
-    for cpus, s in d["summary"].items():
-        lone = [r["seconds"][0] for r in d["rows"] if r["cpus"] == cpus and r["processes"] == 1]
-        pair = [max(r["seconds"]) for r in d["rows"] if r["cpus"] == cpus and r["processes"] == 2]
+    for s in d["summary"]:
+        same = [r for r in d["rows"] if r["cpus"] == s["cpus"] and r.get("run", "earlier") == s["run"]]
+        lone = [r["seconds"][0] for r in same if r["processes"] == 1]
+        pair = [max(r["seconds"]) for r in same if r["processes"] == 2]
+        fmt = lambda x, unit: "—" if x is None else f"{x:.{1 if unit == ' s' else 2}f}{unit}"  # noqa: E731
         rows.append(
             [
-                LABELS.get(cpus, cpus),
-                f"{s['lone_median_s']:.1f} s",
-                ", ".join(f"{t:.1f}" for t in lone),
-                f"{statistics.median(pair):.1f} s",
-                ", ".join(f"{t:.1f}" for t in pair),
-                f"{s['concurrent_over_lone']:.2f}×",
-                f"{s['lone_median_s'] / base:.2f}×" if base else "—",
+                LABELS.get(s["cpus"], s["cpus"]),
+                s["run"],
+                fmt(s["lone_median_s"], " s"),
+                ", ".join(f"{t:.1f}" for t in lone) or "—",
+                fmt(s["concurrent_slowest_median_s"], " s"),
+                ", ".join(f"{t:.1f}" for t in pair) or "—",
+                fmt(s["concurrent_over_lone"], "×"),
+                fmt(s["lone_over_unpinned_lone"], "×"),
             ]
         )
     out = table(
         [
             "placement",
+            "benchmark run",
             "one run alone (median)",
             "runs",
             "two at once, slower run (median)",
             "runs",
             "two at once / alone",
-            "alone / unpinned alone",
+            "alone / unpinned alone (same run)",
         ],
         rows,
     )
     return out + (
         f"\nThe N = 10 order-parameter cell (`benchmarks/sharing/cell.toml`: NUTS, 4 chains x (500 + 1000)), "
-        f"warm compilation cache, {d['machine']['cores']} cores.\n"
+        f'warm compilation cache, {d["machine"]["cores"]} cores. Ratios within one benchmark run; "earlier": '
+        "rows kept from a run with the package as it was then (`run.py --merge` reruns some rows only).\n"
     )
