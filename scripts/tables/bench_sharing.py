@@ -2,7 +2,6 @@
 placement's lone run and the slower of two runs started together, with the ratios."""
 
 import json
-import statistics
 import sys
 from pathlib import Path
 
