@@ -177,9 +177,22 @@ def release_compiled_programs(fraction: float = 0.5) -> bool:
 
     import jax
 
+    for drop in _RELEASE_HOOKS:  # compiled programs held outside JAX's caches (bayes_attn._programs)
+        drop()
     jax.clear_caches()
     gc.collect()
     return True
+
+
+#: functions that drop the compiled programs a module holds outside JAX's caches, called by
+#: :func:`release_compiled_programs` (:func:`add_release_hook`)
+_RELEASE_HOOKS: list = []
+
+
+def add_release_hook(drop) -> None:
+    """Have :func:`release_compiled_programs` call ``drop()`` too (once per function)."""
+    if drop not in _RELEASE_HOOKS:
+        _RELEASE_HOOKS.append(drop)
 
 
 #: JAX's monitoring events that make up compiling a program: tracing to a jaxpr, lowering to MLIR and XLA's

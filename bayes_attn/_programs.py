@@ -33,11 +33,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import weakref
 from pathlib import Path
 
 import jax
 
-from ._cache import EXPORTED, cache_dir
+from ._cache import EXPORTED, add_release_hook, cache_dir
 
 
 @functools.lru_cache(maxsize=1)
@@ -133,6 +134,7 @@ class _Caller:
         self.out_tree = out_tree
         self.device = jax.devices()[0]
         self.ahead = None  # the compiled program, once compile_ahead ran
+        _CALLERS.add(self)
 
     def output_like(self):
         out = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self.exported.out_avals]
@@ -146,6 +148,20 @@ class _Caller:
     def __call__(self, *xs):
         xs = jax.device_put(xs, self.device)
         return jax.tree.unflatten(self.out_tree, (self.jitted if self.ahead is None else self.ahead)(*xs))
+
+
+#: every program object of this process, so that a release of compiled programs reaches those compiled ahead
+_CALLERS: weakref.WeakSet = weakref.WeakSet()
+
+
+def _drop_compiled_ahead() -> None:
+    """Drop the programs compiled ahead (their memory maps, :func:`bayes_attn._cache.release_compiled_programs`);
+    a later call compiles (or reads from the persistent cache) again."""
+    for caller in list(_CALLERS):
+        caller.ahead = None
+
+
+add_release_hook(_drop_compiled_ahead)
 
 
 def _aval(x):
