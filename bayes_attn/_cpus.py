@@ -239,9 +239,9 @@ def prime_compiler() -> bool:
     measurement, docs/design.md "Compiling on a borrowed core").  This starts JAX's backend pinned (its run-time
     thread pools stay sized for the claim: started with every core allowed, they made each small call twice as
     slow on one core), then compiles a one-line program with the process's threads allowed every core they had,
-    and pins them back.  Call it once, after the claim and after
-    the process has chosen its JAX devices (it starts JAX's backend), before any other computation; a process that
-    never claimed, or claimed every core, is left alone."""
+    and pins them back.  Call it once, after the claim and after the process has chosen its JAX devices (it
+    starts JAX's backend), before any other computation; a process that never claimed, or claimed every core,
+    is left alone."""
     spare = [c for c in _CLAIM.get("before", ()) if c not in _CLAIM["cpus"]] if _CLAIM else []
     if _PRIMED or not spare:
         return bool(_PRIMED)
@@ -279,11 +279,13 @@ def borrowed_cpu(max_busy: float = 0.5):
             marker = _lock(folder / f"cpu{c}.borrowed")
             if marker is None:
                 continue
+            held.append(marker)  # given back in the finally below, whatever happens next
             fd = _lock(folder / f"cpu{c}.lock")
             if fd is None:
-                os.close(marker)
+                os.close(held.pop())
                 continue
-            held, cpu = [marker, fd], c
+            held.append(fd)
+            cpu = c
             break
         if cpu is not None and not pin_to_cpus((*cpus, cpu)):
             cpu = None
