@@ -4,7 +4,7 @@
 
 Each case runs in a fresh process twice, one after the other: **cold** (an empty compilation cache of its
 own) and **warm** (the cache the cold run filled), each on one claimed core as ``bayes-attn sample`` runs
-(``bayes_attn._cpus.claim_cpus(1)``).  A process does what the command does: import, build the data, sample
+(``bayes_attn._cpus.claim_cpus(1)``, then ``prime_compiler()``: an idle core is borrowed while it compiles).  A process does what the command does: import, build the data, sample
 (``inference.sample`` with its phase clock), write the netCDF file.  It records
 
 * ``import_s`` (from the first line of the process to the package and its dependencies imported and JAX's

@@ -76,7 +76,8 @@ def render() -> str:
     m = d["machine"]
     return out + (
         f"\nMarkov 4-path task (P = 100, 1000 test inputs) unless marked, N = 10, T = 0.1, 4 chains, one "
-        f"claimed core per process, {m['cores']} cores. Seconds of the warm process unless marked; "
+        f"claimed core per process (and an idle core borrowed while it compiles, as `bayes-attn sample` does), "
+        f"{m['cores']} cores. Seconds of the warm process unless marked; "
         '"compile" is JAX\'s trace, lowering and XLA compile events (a warm cache skips the last); the '
         "unit is the vectorized 4-chain value-and-gradient (Gibbs: one 4-chain sweep), the units the "
         'run\'s gradient evaluations of its busiest chain, warm-up included (Gibbs: sweeps); "lockstep" '
