@@ -231,6 +231,11 @@ def claim_cpus(n: int) -> tuple[int, ...] | None:
     return cpus
 
 
+def _spare_cpus() -> list[int]:
+    """The cores this process could use before its claim pinned it and did not claim (none without a claim)."""
+    return [c for c in _CLAIM.get("before", ()) if c not in _CLAIM["cpus"]]
+
+
 def prime_compiler() -> bool:
     """Size XLA's compiler threads for the cores this process could use before its claim, so that a compilation
     can use a core the process borrows (:func:`borrowed_cpu`); returns whether it did.  XLA compiles a program
@@ -242,8 +247,7 @@ def prime_compiler() -> bool:
     and pins them back.  Call it once, after the claim and after the process has chosen its JAX devices (it
     starts JAX's backend), before any other computation; a process that never claimed, or claimed every core,
     is left alone."""
-    spare = [c for c in _CLAIM.get("before", ()) if c not in _CLAIM["cpus"]] if _CLAIM else []
-    if _PRIMED or not spare:
+    if _PRIMED or not _spare_cpus():
         return bool(_PRIMED)
     import jax
 
@@ -265,8 +269,7 @@ def borrowed_cpu(max_busy: float = 0.5):
     ``max_busy`` busy a moment ago.  Every thread is pinned back to the claim afterwards.  A process claiming
     cores meanwhile waits for a borrowed core (:data:`BORROW_WAIT_S`) rather than share one for good, and two
     processes started together on two cores each hold one and borrow nothing."""
-    cpus = _CLAIM.get("cpus", ())
-    spare = [c for c in _CLAIM.get("before", ()) if c not in cpus]
+    cpus, spare = _CLAIM.get("cpus", ()), _spare_cpus()
     if not _PRIMED or not spare:
         yield None
         return

@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
+from .._cpus import borrowed_cpu
 from .._programs import disk_jit, options_jit
 from . import _checkpoint
 from ._devices import run_layout, shard_chains
@@ -364,8 +365,6 @@ def _compile_ahead(layout, *calls) -> None:
     draws are the same.  Nothing is done for chains over several devices, or where the disk cache cannot serve a
     program (its first call compiles it, as before).
     """
-    from .._cpus import borrowed_cpu
-
     if layout.devices > 1:
         return
     if any(program.prepare(*arguments) is None for program, arguments in calls):
