@@ -75,7 +75,14 @@ def chain_keys(seed: int, chains: int):
     """``(per-chain keys, end-of-warm-up keys)``: ``split(PRNGKey(seed), chains)`` as NumPyro's ``MCMC``
     does (a chain's start uses its key itself, iteration ``t`` uses ``fold_in(key, t)``, the end of
     warm-up ``fold_in(key, 2^31 - 2)``)."""
-    keys = jax.random.split(jax.random.PRNGKey(seed), chains)
+    return _split_chain_keys(jax.random.PRNGKey(seed), chains)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _split_chain_keys(key, chains: int):
+    # one compiled program, not the two that the calls compile one by one in every process (the seed's key is
+    # made outside: a seed beyond 32 bits is not a valid traced argument while a float32 run turns x64 off)
+    keys = jax.random.split(key, chains)
     return keys, jax.vmap(lambda k: jax.random.fold_in(k, 2**31 - 2))(keys)
 
 

@@ -1,6 +1,7 @@
 """Profile and floor of one sampling run per sampler x model: where the seconds go, and what they could be.
 
     python benchmarks/profile/run.py [--cases nuts-order_parameters ...] [--out benchmarks/profile/results.json]
+    python benchmarks/profile/run.py --cold-warm [--repeats 3] [--cases ...]  # -> benchmarks/profile/cold_warm.json
 
 Each case runs in a fresh process twice, one after the other: **cold** (an empty compilation cache of its
 own) and **warm** (the cache the cold run filled), each on one claimed core as ``bayes-attn sample`` runs
@@ -21,7 +22,13 @@ own) and **warm** (the cache the cold run filled), each on one claimed core as `
   Not counted, so the floor is a little low: NUTS's initial step-size search, ULA's end-of-warm-up power
   iteration (30 Hessian-vector products per chain).
 
-The ratios ``total / floor`` (cold and warm) are the numbers the speed targets are set on.  The table in
+The ratios ``total / floor`` (cold and warm) are the numbers the speed targets are set on.
+
+``--cold-warm`` measures what a cold process adds instead: ``--repeats`` cold/warm pairs of each case (each pair
+with a cache of its own, round-robin over the cases), at N = 30 and short runs (:data:`COLD_WARM_LENGTH`), without
+the floor; it records ``cold_minus_warm_s`` (the difference of the totals) per pair, and beside it the part of that
+difference spent in warm-up and sampling, which run the same compiled programs in both processes (timing noise).
+The table in docs/design.md gives the median over the pairs (``scripts/tables/bench_cold_warm.py``).  The table in
 docs/design.md ("Profile and floor") is generated from the JSON (``scripts/tables/bench_profile.py``).
 """
 
@@ -84,12 +91,12 @@ def _unit_time(fn, *args, batches: int = 6, per_batch: int = 10) -> float:
 SMOKE = os.environ.get("BAYES_ATTN_PROFILE_SMOKE") == "1"  # tiny sizes (tests/test_benchmarks.py)
 
 
-def _task(name: str):
+def _task(name: str, width: int = 10):
     if name == "markov":
         from bayes_attn.tasks import markov_task
 
         task = markov_task(**(dict(P=10, n_test=20, paths=4) if SMOKE else MARKOV))
-        return task, task.spec(width=10, temperature=0.1)
+        return task, task.spec(width=width, temperature=0.1)
     import numpy as np
 
     from bayes_attn.network import HeadLayer
@@ -101,7 +108,7 @@ def _task(name: str):
         HeadLayer.qk(rng.standard_normal((2, 8, src.n0)), rng.standard_normal((2, 8, src.n0))) for _ in range(2)
     )
     task = src.task(layers, src.episode_sets(P=10 if SMOKE else 100, n_eval=20 if SMOKE else 1000, seed=0))
-    return task, task.spec(width=10, temperature=0.1, readout="mean")
+    return task, task.spec(width=width, temperature=0.1, readout="mean")
 
 
 def floor(task, spec, cfg, dt) -> dict:
@@ -153,7 +160,7 @@ def floor(task, spec, cfg, dt) -> dict:
     }
 
 
-def child(case: str, out: Path, want_floor: bool) -> None:
+def child(case: str, out: Path, want_floor: bool, width: int = 10, length: tuple[int, int] | None = None) -> None:
     from bayes_attn._cpus import claim_cpus
 
     claim_cpus(1)
@@ -174,9 +181,11 @@ def child(case: str, out: Path, want_floor: bool) -> None:
     )
     task_name, kind, model, (warmup, draws), *extra = CASES[case]
     extra = extra[0] if extra else {}
+    if length is not None:
+        warmup, draws = length
     if SMOKE:
         warmup, draws = 10, 10
-    task, spec = _task(task_name)
+    task, spec = _task(task_name, width)
     t_data = time.perf_counter()
     cfg = inf.SamplerConfig(
         kind=kind, model=model, chains=4, warmup=warmup, draws=draws, seed=0, progress_bar=False, **extra
@@ -226,7 +235,9 @@ def _ess_f(dt):
     return az.ess(dt["posterior"].ds[["f"]], method="bulk")["f"].min().values
 
 
-def run_case(case: str, tmp: Path) -> dict:
+def run_case(case: str, tmp: Path, child_args: tuple[str, ...] = (), floor: bool = True) -> dict:
+    """The cold and the warm process of one case, one after the other; ``tmp``: a folder of its own (its
+    compilation cache starts empty)."""
     cache = tmp / f"cache-{case}"
     res = {}
     for mode in ("cold", "warm"):
@@ -235,8 +246,8 @@ def run_case(case: str, tmp: Path) -> dict:
         env.pop("BAYES_ATTN_CPUS", None)
         t0 = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", case, "--child-out", str(out)]
-            + (["--floor"] if mode == "warm" else []),
+            [sys.executable, __file__, "--child", case, "--child-out", str(out), *child_args]
+            + (["--floor"] if floor and mode == "warm" else []),
             env=env,
             capture_output=True,
             text=True,
@@ -251,28 +262,86 @@ def run_case(case: str, tmp: Path) -> dict:
     return res
 
 
+#: short runs for the cold-minus-warm measurement: what a cold process adds (compiling) does not depend on the
+#: run's length, while the sampling phases -- the same compiled programs in both processes -- add their timing
+#: noise to the difference in proportion to their length (a few per cent of a minute-long run on this machine);
+#: NUTS on the weight-space models runs its deep trees for fewer iterations
+COLD_WARM_LENGTH, COLD_WARM_LENGTH_DEEP = (100, 100), (40, 40)
+#: the width of the cold-minus-warm runs (the speed target is set at N = 30, 4 chains)
+COLD_WARM_WIDTH = 30
+_DEEP = ("nuts-collapsed", "nuts-weights", "nuts-collapsed-vectorized")
+
+
+def cold_warm(cases, repeats: int, width: int, tmp: Path, smoke: bool = False) -> dict:
+    """``repeats`` cold/warm pairs of every case (round-robin over the cases, so that a slow spell of the machine
+    falls on several cases rather than on all repeats of one), at width ``width`` and short lengths."""
+    rows = {c: [] for c in cases}
+    for r in range(repeats):
+        for case in cases:
+            w, d = COLD_WARM_LENGTH_DEEP if case in _DEEP else COLD_WARM_LENGTH
+            if smoke:
+                w, d = 10, 10
+            res = run_case(
+                case,
+                tmp / f"repeat{r}",
+                ("--width", str(width), "--length", str(w), str(d)),
+                floor=False,
+            )
+            cold, warm = res["cold"], res["warm"]
+            rows[case].append(
+                {
+                    "repeat": r,
+                    "warmup": w,
+                    "draws": d,
+                    "cold_total_s": cold["total_s"],
+                    "warm_total_s": warm["total_s"],
+                    "cold_minus_warm_s": cold["total_s"] - warm["total_s"],
+                    "cold_compile_s": cold["compile_s"],
+                    "warm_compile_s": warm["compile_s"],
+                    # the phases that run the same compiled programs in both processes
+                    "cold_minus_warm_sampling_s": sum(cold[f"{p}_s"] - warm[f"{p}_s"] for p in ("warmup", "sample")),
+                    "cold": cold,
+                    "warm": warm,
+                }
+            )
+            print(f"{case} repeat {r}: cold - warm {rows[case][-1]['cold_minus_warm_s']:.2f} s", flush=True)
+    return {c: {"case": c, "width": width, "repeats": rows[c]} for c in cases}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
-    ap.add_argument("--out", default=str(HERE / "results.json"))
+    ap.add_argument("--out", help="default benchmarks/profile/results.json (cold_warm.json with --cold-warm)")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (tests); never merged into an existing file")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--child-out", help=argparse.SUPPRESS)
     ap.add_argument("--floor", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--width", type=int, default=10, help=argparse.SUPPRESS)
+    ap.add_argument("--length", type=int, nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--cold-warm",
+        action="store_true",
+        help="measure cold minus warm instead: --repeats pairs per case at width N = 30 and short lengths "
+        "(default --out benchmarks/profile/cold_warm.json)",
+    )
+    ap.add_argument("--repeats", type=int, default=3, help="cold/warm pairs per case with --cold-warm (default 3)")
     args = ap.parse_args()
     if args.child:
-        child(args.child, Path(args.child_out), args.floor)
+        child(args.child, Path(args.child_out), args.floor, args.width, tuple(args.length) if args.length else None)
         return
     sys.path.insert(0, str(HERE.parents[1]))
     from bayes_attn._io import atomic_write_json
 
     if args.smoke:
         os.environ["BAYES_ATTN_PROFILE_SMOKE"] = "1"
+    out = Path(args.out or HERE / ("cold_warm.json" if args.cold_warm else "results.json"))
     old = {}
-    if Path(args.out).is_file() and not args.smoke:  # keep the cases not rerun
-        old = {r["case"]: r for r in json.loads(Path(args.out).read_text()).get("cases", [])}
+    if out.is_file() and not args.smoke:  # keep the cases not rerun
+        old = {r["case"]: r for r in json.loads(out.read_text()).get("cases", [])}
     with tempfile.TemporaryDirectory() as tmp:
-        for case in args.cases:
+        if args.cold_warm:
+            old.update(cold_warm(args.cases, args.repeats, COLD_WARM_WIDTH, Path(tmp), args.smoke))
+        for case in [] if args.cold_warm else args.cases:
             r = run_case(case, Path(tmp))
             old[case] = {"case": case, "cold": r["cold"], "warm": r["warm"]}
     results = {
@@ -281,8 +350,8 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "cases": [old[c] for c in CASES if c in old],
     }
-    atomic_write_json(args.out, results, field="--out")
-    print(f"wrote {args.out}")
+    atomic_write_json(out, results, field="--out")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
