@@ -167,6 +167,25 @@ def test_profile_benchmark_smoke(tmp_path):
 
 
 @pytest.mark.slow
+def test_profile_cold_warm_smoke(tmp_path):
+    """benchmarks/profile/run.py --cold-warm at tiny sizes: one pair per repeat, each cold process with a cache of its
+    own (so it compiles more than its warm partner every time), at N = 30, and the difference is of the totals."""
+    out = tmp_path / "cold_warm.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "profile" / "run.py"), "--cold-warm", "--smoke", "--repeats", "2"]
+    proc = subprocess.run(
+        cmd + ["--cases", "gibbs-weights", "--out", str(out)], capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (case,) = json.loads(out.read_text())["cases"]
+    assert case["case"] == "gibbs-weights" and case["width"] == 30 and [r["repeat"] for r in case["repeats"]] == [0, 1]
+    for r in case["repeats"]:
+        cold, warm = r["cold"], r["warm"]
+        assert cold["width"] == warm["width"] == [30, 30, 30] and "floor_s" not in warm
+        assert r["cold_minus_warm_s"] == pytest.approx(cold["total_s"] - warm["total_s"])
+        assert r["warm_compile_s"] < r["cold_compile_s"]
+
+
+@pytest.mark.slow
 def test_attention_benchmark_smoke(tmp_path):
     """benchmarks/attention/run.py at tiny sizes: one GP-limit case, its JSON rows and the hand-built reference."""
     out = tmp_path / "attention.json"

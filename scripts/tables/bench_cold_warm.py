@@ -38,7 +38,7 @@ def render() -> str:
                 f"{_s(statistics.median(r['warm_total_s'] for r in reps))}",
                 f"{_s(statistics.median(r['cold_compile_s'] for r in reps))} / "
                 f"{_s(statistics.median(r['warm_compile_s'] for r in reps))}",
-                f"**{_s(med)}** ({_s(min(diff))} – {_s(max(diff))})",
+                f"**{minus(f'{med:.2f}')}** ({_s(min(diff))} – {_s(max(diff))})",
                 _s(statistics.median(r["cold_minus_warm_sampling_s"] for r in reps)),
                 "yes" if med <= TARGET_S else "**no**",
             ]
