@@ -143,6 +143,17 @@ class TestAdaptation:
         lam = _adapt.max_curvature(logd, jnp.ones(5), jax.random.PRNGKey(0), iters=100)
         np.testing.assert_allclose(lam, np.linalg.eigvalsh(np.linalg.inv(S)).max(), rtol=1e-6)
 
+    def test_top_curvature_is_exact_up_to_iters_coordinates_and_the_power_iteration_beyond(self):
+        logd, J, T, m, S = gaussian_linear(d=5, P=3)
+        x, key = jnp.ones(5), jax.random.PRNGKey(0)
+        exact = np.linalg.eigvalsh(np.linalg.inv(S)).max()
+        np.testing.assert_allclose(_adapt.top_curvature(logd, x, key, iters=5), exact, rtol=1e-10)
+        short = _adapt.top_curvature(logd, x, key, iters=4)  # 5 coordinates > 4: four power-iteration steps
+        assert float(short) == float(_adapt.max_curvature(logd, x, key, iters=4)) and abs(short / exact - 1) > 1e-10
+        # a negative curvature of larger magnitude limits the step as much: |lambda|_max = 6, not 1
+        saddle = lambda z: 3.0 * z[0] ** 2 - 0.5 * z[1] ** 2  # noqa: E731
+        np.testing.assert_allclose(_adapt.top_curvature(saddle, jnp.zeros(2), key, iters=30), 6.0, rtol=1e-12)
+
     def test_dual_averaging_reaches_target(self):
         logd, *_ = gaussian_linear(d=10, P=6, T=0.1, seed=7)
         kernel = _mala.build_kernel()

@@ -3,7 +3,8 @@
 * :func:`flat_logdensity`: the model's log density on a flat vector of its free sites;
 * :func:`max_curvature`: the largest eigenvalue of the Hessian of the potential ``-log p`` at a
   point, by power iteration on Hessian-vector products.  It sets the scale of every step size:
-  Euler–Maruyama on a Gaussian is stable only for ``h < 2 / lambda_max``;
+  Euler–Maruyama on a Gaussian is stable only for ``h < 2 / lambda_max``; :func:`top_curvature`: the same
+  number exactly, from the dense Hessian, where that costs no more Hessian-vector products;
 * :func:`dual_averaging`: blackjax's dual averaging of ``log h`` towards a target acceptance
   (Nesterov 2009; Hoffman & Gelman 2014, Algorithm 5), with a non-finite acceptance counted as 0;
 * :func:`std_normal`: standard normals generated in float32 and cast (the Gibbs sweep's noise).
@@ -40,6 +41,19 @@ def max_curvature(logdensity_fn, x, rng_key, iters: int = 30):
     return jnp.abs(v @ hvp(v))
 
 
+def top_curvature(logdensity_fn, x, rng_key, iters: int):
+    """``|lambda|_max`` of ``-Hessian(log p)(x)`` for a flat ``x`` of ``d`` coordinates: exact where ``d <= iters``
+    (the dense Hessian, ``d`` Hessian-vector products computed together, and a symmetric eigensolver), else
+    ``iters`` steps of :func:`max_curvature`'s power iteration.  *(project choice)* The exact route costs no more
+    products than the iteration it replaces and is not left short of convergence; on the order-parameter model
+    (``d = 14``) ULA's end of warm-up ran in 0.04 s instead of 0.85 s and compiled in 0.9 s instead of 1.0 s
+    (4 chains, 300 iterations, level 0; docs/samplers.md)."""
+    if x.size > iters:
+        return max_curvature(logdensity_fn, x, rng_key, iters=iters)
+    h = jax.hessian(logdensity_fn)(x)
+    return jnp.max(jnp.abs(jnp.linalg.eigvalsh(-(h + h.T) / 2)))
+
+
 def dual_averaging(target: float):
     """blackjax's ``(init(step_size), update(state, acceptance_rate), final(state) -> step_size)``;
     ``update`` counts a non-finite acceptance (a failed proposal) as 0.  (blackjax is imported on first
@@ -64,4 +78,4 @@ def std_normal(rng_key, shape, dtype=jnp.float64):
     return jax.random.normal(rng_key, shape, jnp.float32).astype(dtype)
 
 
-__all__ = ["flat_logdensity", "max_curvature", "dual_averaging", "std_normal"]
+__all__ = ["flat_logdensity", "max_curvature", "top_curvature", "dual_averaging", "std_normal"]

@@ -15,7 +15,8 @@ Hessian) bounds the relative variance bias of the stiffest direction by ``c / (2
 with dual averaging (target 0.574), which reaches the typical set without the risk of a diverging unadjusted
 chain: the same Euler–Maruyama proposal, accepted with MALA's probability (:func:`build_switching_kernel`, so
 that warm-up and sampling share one compiled program); at its end ``h`` is set by the rule (Hessian at the
-chain's position, power iteration) and kept fixed.
+chain's position: dense for up to :data:`CURVATURE_ITERATIONS` coordinates, else power iteration) and kept
+fixed.
 
 Stats: ``acceptance_rate`` = the Metropolis acceptance probability the step *would* have had under
 MALA (a free, local measure of the discretisation error; nothing is rejected); ``diverging`` = the
@@ -29,7 +30,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ._adapt import flat_logdensity, max_curvature
+from ._adapt import flat_logdensity, top_curvature
 from ._base import Program, Settings  # noqa: F401  (Program: the return type)
 from .mala import DEFAULT_WARMUP_TARGET, _blackjax_mala, init, langevin_program
 
@@ -41,7 +42,8 @@ def __getattr__(name):
 
 
 #: power iterations for ``lambda_max`` at the end of warm-up (one-time cost; 30, enough for MALA's initial
-#: step, underestimated lambda_max by 4 % on a small collapsed model, making the ULA step 4 % too large)
+#: step, underestimated lambda_max by 4 % on a small collapsed model, making the ULA step 4 % too large); a model
+#: of at most this many coordinates gets the exact value from its dense Hessian instead (:func:`top_curvature`)
 CURVATURE_ITERATIONS = 300
 
 
@@ -104,7 +106,7 @@ def program(model, settings: Settings) -> Program:
 
     def end_warmup(key, carry, args):
         logd = flat_logdensity(model, args)[0]
-        lam = max_curvature(logd, carry.state.position, key, iters=CURVATURE_ITERATIONS)
+        lam = top_curvature(logd, carry.state.position, key, iters=CURVATURE_ITERATIONS)
         return carry._replace(step_size=settings.ula_step_factor / lam)
 
     return langevin_program(model, settings, DEFAULT_WARMUP_TARGET, build_switching_kernel(), end_warmup, divergent)
