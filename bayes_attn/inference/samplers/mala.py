@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
-from ._adapt import dual_averaging, flat_logdensity, max_curvature
+from ._adapt import dual_averaging, flat_logdensity, top_curvature
 from ._base import Program, Settings
 
 
@@ -89,7 +89,7 @@ def langevin_functions(model, settings: Settings, target: float, kernel, diverge
         logd, unravel, dim = flat_logdensity(model, args)
         k_x, k_c = jax.random.split(key)
         x0 = jax.random.normal(k_x, (dim,)) if position is None else ravel_pytree(position)[0]
-        h0 = settings.step_size if settings.step_size is not None else 1.0 / max_curvature(logd, x0, k_c)
+        h0 = settings.step_size if settings.step_size is not None else 1.0 / _start_curvature(logd, x0, k_c)
         h0 = jnp.asarray(h0, x0.dtype)
         return LangevinCarry(init(x0, logd), da_init(h0), h0, jnp.asarray(True))
 
@@ -110,6 +110,15 @@ def langevin_functions(model, settings: Settings, target: float, kernel, diverge
         return carry._replace(state=state, adaptation=adaptation), stats
 
     return init_fn, step
+
+
+#: Hessian-vector products for the starting step size ``1 / lambda_max`` (the dense Hessian for a model of at most
+#: this many coordinates, else a power iteration of this many steps: :func:`._adapt.top_curvature`)
+START_CURVATURE_ITERATIONS = 30
+
+
+def _start_curvature(logd, x0, key):
+    return top_curvature(logd, x0, key, iters=START_CURVATURE_ITERATIONS)
 
 
 def langevin_program(model, settings: Settings, warmup_target: float, kernel, end_warmup, divergent) -> Program:
