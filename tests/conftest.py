@@ -72,6 +72,16 @@ def random_task(P=6, Q=4, S=3, n0=4, heads=(2,), seed=0, style="w", readout_name
     return Task(x_tr, y_tr, x_te, y_te, tuple(layers), name="random")
 
 
+def driver_problem(heads=(2, 2)):
+    """The small problem of the driver's tests (tests/test_driver.py): two layers of two w-style heads on 5 inputs
+    of 3 tokens, N = 3 (the resume tests widen it to 4), ``T = 0.2``.  Tests that run the same samplers on it with
+    the same settings share the session's compiled programs."""
+    from bayes_attn.network import NetworkSpec
+
+    task = random_task(P=5, Q=3, S=3, n0=3, heads=heads, seed=11)
+    return task, NetworkSpec(heads=task.heads, n0=task.n0, width=3, temperature=0.2, readout="last")
+
+
 #: XLA flags of the fast suite (a session that deselects the slow tests, as the default ``-m 'not slow'`` does):
 #: its tests compile hundreds of small programs and run each briefly, so LLVM's optimisation passes cost more
 #: than they save (docs/design.md, "Compilation in the tests").  Sessions

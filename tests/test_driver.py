@@ -5,16 +5,10 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import random_task, subprocess_env
+from conftest import driver_problem, random_task, subprocess_env
 
 from bayes_attn._errors import InputError
 from bayes_attn.inference import KINDS, SAMPLERS, SamplerConfig, SamplingInterrupted, read_run, sample
-from bayes_attn.network import NetworkSpec
-
-
-def _problem(heads=(2, 2)):
-    task = random_task(P=5, Q=3, S=3, n0=3, heads=heads, seed=11)
-    return task, NetworkSpec(heads=task.heads, n0=task.n0, width=3, temperature=0.2, readout="last")
 
 
 #: one layer of two heads: the tests that compare two routes to the same draws (compile once, chain layouts,
@@ -84,7 +78,7 @@ class TestConfig:
         # within 5 combined MCSE); a broken vmap of the model would show up here
         import arviz as az
 
-        task, spec = _problem(ONE_LAYER)
+        task, spec = driver_problem(ONE_LAYER)
         means = {}
         for method in ("vectorized", "sequential"):
             cfg = SamplerConfig(
@@ -106,7 +100,7 @@ class TestConfig:
         # the custom kernels key every chain by fold_in(seed, chain), so vmap, vmap sharded over the host
         # devices ("parallel") and lax.map over chains must return the same exact-Gibbs draws up to
         # floating-point reassociation (every kind on 1, 2 and 4 devices: tests/test_devices.py)
-        task, spec = _problem(ONE_LAYER)
+        task, spec = driver_problem(ONE_LAYER)
         f = {}
         for method in ("vectorized", "parallel", "sequential"):
             cfg = SamplerConfig(
@@ -137,7 +131,7 @@ RESUME_CASES = [
 @pytest.mark.parametrize("kind,model,stop", RESUME_CASES, ids=[f"{k}-{m}-chunk{s}" for k, m, s in RESUME_CASES])
 def test_resume_gives_the_same_draws(tmp_path, kind, model, stop):
     """Interrupted after chunk ``stop`` (1: in warm-up, 3: in sampling) + resumed == uninterrupted, bit for bit."""
-    task, spec = _problem()
+    task, spec = driver_problem()
     spec = spec.with_(width=4)
     cfg = SamplerConfig(
         kind=kind, model=model, chains=2, warmup=4, draws=6, thinning=1, checkpoint_every=2, seed=7, progress_bar=False
@@ -174,7 +168,7 @@ def test_bad_checkpoints_are_refused_with_one_line(tmp_path):
     """A truncated, foreign or other-version checkpoint: InputError naming resume, file left as it was."""
     import json
 
-    task, spec = _problem()
+    task, spec = driver_problem()
     cfg = SamplerConfig(kind="gibbs", chains=2, warmup=2, draws=4, checkpoint_every=2, seed=1, progress_bar=False)
     ck = tmp_path / "run.ckpt.npz"
     with pytest.raises(SamplingInterrupted):
@@ -222,7 +216,7 @@ def test_sigkill_then_cli_resume(tmp_path):
     from bayes_attn.cli._sample import checkpoint_path
     from bayes_attn.tasks import save_bundle
 
-    task, _ = _problem()
+    task, _ = driver_problem()
     save_bundle(task, tmp_path / "task.npz")
     (tmp_path / "c.toml").write_text(
         '[data]\nfile = "task.npz"\n[network]\nwidth = 5\ntemperature = 0.2\n[model]\nkind = "order_parameters"\n'
@@ -277,7 +271,7 @@ def test_theory_solver_compiled_once_per_shape():
     from bayes_attn.theory import solve
     from bayes_attn.theory._solver import _newton_data
 
-    task, spec = _problem()
+    task, spec = driver_problem()
     spec = spec.with_(width=5)
     phi = task.phi("train", spec)
     solve(spec, phi, task.y_train)
@@ -317,7 +311,7 @@ def test_a_second_cell_compiles_nothing(kind, model, new_width):
         if name == "/jax/core/compile/backend_compile_duration":
             events.append(duration)
 
-    task, spec = _problem(ONE_LAYER)
+    task, spec = driver_problem(ONE_LAYER)
     spec = spec.with_(width=5)
     base = dict(
         kind=kind,
@@ -355,7 +349,7 @@ def test_nuts_draws_are_numpyros_mcmc_draws():
 
     from bayes_attn.inference import build_model
 
-    task, spec = _problem(ONE_LAYER)
+    task, spec = driver_problem(ONE_LAYER)
     spec = spec.with_(width=4)
     cfg = SamplerConfig(
         model="order_parameters",
@@ -398,7 +392,7 @@ def test_warmup_statistics_and_saved_warmup_draws(thin):
     """``warmup_sample_stats`` per thinning block like the draws (``n_steps`` summed: one gradient per MALA step,
     also over the last, partial block), and with ``save_warmup`` the warm-up draws' derived quantities in
     ``warmup_posterior``."""
-    task, spec = _problem(ONE_LAYER)
+    task, spec = driver_problem(ONE_LAYER)
     cfg = SamplerConfig(
         kind="mala",
         model="collapsed",

@@ -241,11 +241,10 @@ def test_a_run_compiles_its_programs_ahead_and_its_calls_use_them(monkeypatch, k
 
     from bayes_attn.inference import SamplerConfig, sample
     from bayes_attn.inference import _runner
-    from bayes_attn.network import NetworkSpec
-    from conftest import random_task
+    from conftest import driver_problem
 
-    task = random_task(P=5, Q=3, S=3, n0=3, heads=(2, 2), seed=11)
-    spec = NetworkSpec(heads=task.heads, n0=task.n0, width=4, temperature=0.2, readout="last")
+    task, spec = driver_problem()
+    spec = spec.with_(width=4)  # the resume tests' problem (tests/test_driver.py)
     cfg = SamplerConfig(
         kind=kind, model=model, chains=2, warmup=4, draws=6, thinning=1, checkpoint_every=2, seed=7, progress_bar=False
     )
