@@ -25,12 +25,15 @@ def flat_logdensity(model, args):
     return (lambda x: model.log_density(unravel(x), args)), unravel, flat.size
 
 
+def _potential_hvp(logdensity_fn, x):
+    """``v -> H v`` with ``H`` the Hessian of the potential ``-log p`` at ``x`` (forward over reverse)."""
+    grad = jax.grad(logdensity_fn)
+    return lambda v: -jax.jvp(grad, (x,), (v,))[1]
+
+
 def max_curvature(logdensity_fn, x, rng_key, iters: int = 30):
     """``|lambda|_max`` of ``-Hessian(log p)(x)`` for a flat ``x``, by power iteration."""
-    grad = jax.grad(logdensity_fn)
-
-    def hvp(v):
-        return -jax.jvp(grad, (x,), (v,))[1]
+    hvp = _potential_hvp(logdensity_fn, x)
 
     def body(_, v):
         w = hvp(v)
@@ -51,9 +54,8 @@ def top_curvature(logdensity_fn, x, rng_key, iters: int):
     iterations, level 0, development measurement; docs/samplers.md)."""
     if x.size > iters:
         return max_curvature(logdensity_fn, x, rng_key, iters=iters)
-    grad = jax.grad(logdensity_fn)
-    h = jax.lax.map(lambda v: jax.jvp(grad, (x,), (v,))[1], jnp.eye(x.size, dtype=x.dtype))
-    return jnp.max(jnp.abs(jnp.linalg.eigvalsh(-(h + h.T) / 2)))
+    h = jax.lax.map(_potential_hvp(logdensity_fn, x), jnp.eye(x.size, dtype=x.dtype))
+    return jnp.max(jnp.abs(jnp.linalg.eigvalsh((h + h.T) / 2)))
 
 
 def dual_averaging(target: float):

@@ -89,7 +89,11 @@ def langevin_functions(model, settings: Settings, target: float, kernel, diverge
         logd, unravel, dim = flat_logdensity(model, args)
         k_x, k_c = jax.random.split(key)
         x0 = jax.random.normal(k_x, (dim,)) if position is None else ravel_pytree(position)[0]
-        h0 = settings.step_size if settings.step_size is not None else 1.0 / _start_curvature(logd, x0, k_c)
+        h0 = (
+            settings.step_size
+            if settings.step_size is not None
+            else 1.0 / top_curvature(logd, x0, k_c, iters=START_CURVATURE_ITERATIONS)
+        )
         h0 = jnp.asarray(h0, x0.dtype)
         return LangevinCarry(init(x0, logd), da_init(h0), h0, jnp.asarray(True))
 
@@ -115,10 +119,6 @@ def langevin_functions(model, settings: Settings, target: float, kernel, diverge
 #: Hessian-vector products for the starting step size ``1 / lambda_max`` (the dense Hessian for a model of at most
 #: this many coordinates, else a power iteration of this many steps: :func:`._adapt.top_curvature`)
 START_CURVATURE_ITERATIONS = 30
-
-
-def _start_curvature(logd, x0, key):
-    return top_curvature(logd, x0, key, iters=START_CURVATURE_ITERATIONS)
 
 
 def langevin_program(model, settings: Settings, warmup_target: float, kernel, end_warmup, divergent) -> Program:
