@@ -82,6 +82,14 @@ def driver_problem(heads=(2, 2)):
     return task, NetworkSpec(heads=task.heads, n0=task.n0, width=3, temperature=0.2, readout="last")
 
 
+#: The short run of the tests of chain layouts and of compiling once (tests/test_devices.py, tests/test_driver.py):
+#: on ``driver_problem((2,))`` at width 4, four chains of 6 warm-up and 6 sampling iterations in chunks of 3, the
+#: chains vectorized on one device.  Same sampler, model, shapes and static settings, so those tests share their
+#: compiled programs (the session's compilation cache) instead of compiling a set each.
+SHORT_RUN = dict(chains=4, warmup=6, draws=6, checkpoint_every=3, progress_bar=False)
+SHORT_RUN_WIDTH = 4
+
+
 #: XLA flags of the fast suite (a session that deselects the slow tests, as the default ``-m 'not slow'`` does):
 #: its tests compile hundreds of small programs and run each briefly, so LLVM's optimisation passes cost more
 #: than they save (docs/design.md, "Compilation in the tests").  Sessions

@@ -4,7 +4,7 @@ float32 runs that are float32 throughout and agree with float64 within Monte Car
 
 import numpy as np
 import pytest
-from conftest import random_task
+from conftest import SHORT_RUN, SHORT_RUN_WIDTH, driver_problem, random_task
 
 from bayes_attn._errors import InputError
 from bayes_attn.inference import (
@@ -17,12 +17,11 @@ from bayes_attn.inference import (
     run_layout,
     sample,
 )
-from bayes_attn.network import NetworkSpec
 
 
-def _problem(heads=(2,), width=4):
-    task = random_task(P=5, Q=3, S=3, n0=3, heads=heads, seed=11)
-    return task, NetworkSpec(heads=task.heads, n0=task.n0, width=width, temperature=0.2, readout="last")
+def _problem(heads=(2,), width=SHORT_RUN_WIDTH):
+    task, spec = driver_problem(heads)
+    return task, spec.with_(width=width)
 
 
 class TestLayout:
@@ -152,18 +151,7 @@ _ONE_DEVICE = {}
 
 def _run(kind, model, devices):
     task, spec = _problem()
-    cfg = SamplerConfig(
-        kind=kind,
-        model=model,
-        chains=4,
-        warmup=6,
-        draws=6,
-        seed=5,
-        checkpoint_every=3,
-        progress_bar=False,
-        devices=devices,
-    )
-    return sample(task, spec, cfg)
+    return sample(task, spec, SamplerConfig(kind=kind, model=model, seed=5, devices=devices, **SHORT_RUN))
 
 
 @pytest.mark.parametrize("kind,model,devices", DEVICE_CASES)

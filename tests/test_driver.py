@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import driver_problem, random_task, subprocess_env
+from conftest import SHORT_RUN, SHORT_RUN_WIDTH, driver_problem, random_task, subprocess_env
 
 from bayes_attn._errors import InputError
 from bayes_attn.inference import KINDS, SAMPLERS, SamplerConfig, SamplingInterrupted, read_run, sample
@@ -75,18 +75,20 @@ class TestConfig:
 
     def test_vectorized_and_sequential_chains_agree(self):
         # same model, same seed: both chain methods must target the same posterior (means of f
-        # within 5 combined MCSE); a broken vmap of the model would show up here
+        # within 5 combined MCSE); a broken vmap of the model would show up here.  The problem and settings of
+        # the float64 run of tests/test_devices.py's float32 test, whose programs the sequential run shares.
         import arviz as az
 
         task, spec = driver_problem(ONE_LAYER)
+        spec = spec.with_(width=10)
         means = {}
         for method in ("vectorized", "sequential"):
             cfg = SamplerConfig(
                 kind="nuts",
-                model="collapsed",
+                model="order_parameters",
                 chains=2,
-                warmup=200,
-                draws=400,
+                warmup=300,
+                draws=600,
                 seed=3,
                 progress_bar=False,
                 chain_method=method,
@@ -100,19 +102,12 @@ class TestConfig:
         # the custom kernels key every chain by fold_in(seed, chain), so vmap, vmap sharded over the host
         # devices ("parallel") and lax.map over chains must return the same exact-Gibbs draws up to
         # floating-point reassociation (every kind on 1, 2 and 4 devices: tests/test_devices.py)
+        # conftest.SHORT_RUN: the vectorized and parallel runs are those of tests/test_devices.py (shared programs)
         task, spec = driver_problem(ONE_LAYER)
+        spec = spec.with_(width=SHORT_RUN_WIDTH)
         f = {}
         for method in ("vectorized", "parallel", "sequential"):
-            cfg = SamplerConfig(
-                kind="gibbs",
-                model="collapsed",
-                chains=2,
-                warmup=4,
-                draws=6,
-                seed=5,
-                progress_bar=False,
-                chain_method=method,
-            )
+            cfg = SamplerConfig(kind="gibbs", model="weights", seed=5, chain_method=method, **SHORT_RUN)
             f[method] = sample(task, spec, cfg)["posterior"]["f"].values
         np.testing.assert_allclose(f["parallel"], f["vectorized"], rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(f["sequential"], f["vectorized"], rtol=1e-6, atol=1e-9)
@@ -311,18 +306,10 @@ def test_a_second_cell_compiles_nothing(kind, model, new_width):
         if name == "/jax/core/compile/backend_compile_duration":
             events.append(duration)
 
+    # the short run of tests/test_devices.py (conftest.SHORT_RUN), whose one-device reference runs share these programs
     task, spec = driver_problem(ONE_LAYER)
-    spec = spec.with_(width=5)
-    base = dict(
-        kind=kind,
-        model=model,
-        chains=2,
-        warmup=4,
-        draws=4,
-        checkpoint_every=2,
-        progress_bar=False,
-        chain_method="vectorized",
-    )
+    spec = spec.with_(width=SHORT_RUN_WIDTH)
+    base = dict(kind=kind, model=model, chain_method="vectorized", **SHORT_RUN)
     changes = dict(temperature=0.05, variances=(1.0, 0.7, 0.9), **({"width": (9, 6)} if new_width else {}))
     monitoring.register_event_duration_secs_listener(listener)
     try:

@@ -128,7 +128,7 @@ def test_cli_bad_input(tmp_path, capsys):
 def test_diverging_fit_keeps_best_bundle(tmp_path, capsys, monkeypatch):
     import bayes_attn.theory._learn as learn
 
-    task = random_task(P=8, Q=3, S=3, n0=4, heads=(2, 1), seed=2)
+    task = random_task(P=12, Q=5, S=3, n0=4, heads=(2, 1), seed=3)
     cfg = _bundle(tmp_path, task)
     real, calls = learn.saddle_attention_grad, []
 
@@ -143,12 +143,12 @@ def test_diverging_fit_keeps_best_bundle(tmp_path, capsys, monkeypatch):
     assert "non-finite" in capsys.readouterr().err
     s = json.loads(out.with_suffix(".json").read_text())
     assert s["diverged"] and len(s["log_evidence"]) == 3 and s["best_step"] == int(np.argmax(s["log_evidence"][:2]))
-    assert load_bundle(out).n_train == 8
+    assert load_bundle(out).n_train == 12
 
 
 def test_fit_with_exact_evidence_and_fisher_gradient():
     """``exact=True``: the recorded value is the exact evidence with its MCSE, the step follows Fisher's gradient."""
-    task = random_task(P=10, Q=4, S=3, n0=4, heads=(2, 1), seed=3)
+    task = random_task(P=12, Q=5, S=3, n0=4, heads=(2, 1), seed=3)
     spec = task.spec(width=20, temperature=0.1)
     res = fit_attention(task, spec, steps=3, lr=0.05, exact=True, n_pairs=300)
     h = res.history

@@ -92,6 +92,11 @@ def test_curvature_adjustment_maps_laplace_onto_sandwich():
     )
 
 
+#: the pseudo-posterior run of the next two tests (on ``_data(M=200)``): the same shapes and static settings, so the
+#: second reuses the first's compiled chunk program
+SHARED_RUN = dict(scale_b=3.0, chains=2, warmup=20, draws=8, max_tree_depth=4, checkpoint_every=4)
+
+
 def test_adjust_draws_zero_map_gives_the_mode_and_mirror_draws_adjust_alike():
     """With fields, Omega = 0 sends every draw onto the mode's couplings and fields; a draw moved to the mirror
     mode (-A, -V) is adjusted as the draw itself."""
@@ -108,9 +113,7 @@ def test_adjust_draws_zero_map_gives_the_mode_and_mirror_draws_adjust_alike():
         lam_fields=map_lambda(len(s), 3, scale=3.0),
     )
     adj = curvature_adjustment(s, fp, scale_b=3.0)
-    out = PseudoPosterior(3, 3, scale_b=3.0, chains=1, warmup=20, draws=6, max_tree_depth=4).run(
-        jax.random.PRNGKey(3), s, init=fp
-    )
+    out = PseudoPosterior(3, 3, **SHARED_RUN).run(jax.random.PRNGKey(3), s, init=fp)
     zero = adjust_draws(out, dict(adj, Omega=np.zeros_like(adj["Omega"])))
     A_hat = np.asarray(fp.A[0]) * (1 - np.eye(3))  # the masked diagonal is not a parameter
     K0_hat, h0_hat = _gauged(A_hat, np.asarray(fp.V[0]), np.asarray(fp.b))
@@ -131,8 +134,8 @@ def test_runner_resume_gives_the_draws_of_an_uninterrupted_run(tmp_path):
     that the verdict (diagnostics.summarize) gates."""
     from bayes_attn.inference import SamplingInterrupted
 
-    m, s = _data(M=100)
-    post = PseudoPosterior(3, 3, scale_b=3.0, chains=2, warmup=6, draws=8, max_tree_depth=3, checkpoint_every=4)
+    m, s = _data(M=200)
+    post = PseudoPosterior(3, 3, **SHARED_RUN)
     full = post.run(7, s)
     ck = tmp_path / "run.ckpt.npz"
     with pytest.raises(SamplingInterrupted):

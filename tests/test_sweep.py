@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import random_task, subprocess_env
+from conftest import driver_problem, subprocess_env
 
 from bayes_attn.cli import main
 from bayes_attn.inference import read_run
@@ -29,7 +29,7 @@ kind = "order_parameters"
 [sampler]
 kind = "nuts"
 chains = 2
-warmup = 10
+warmup = 4
 draws = 10
 checkpoint_every = 2
 seed = 0
@@ -38,7 +38,9 @@ progress_bar = false
 
 
 def _setup(tmp_path, sweep: str, base: str = BASE):
-    save_bundle(random_task(P=6, Q=4, S=3, n0=3, heads=(2, 2), seed=3), tmp_path / "b.npz")
+    # the data and NUTS settings of the driver's resume test on this model (tests/test_driver.py): the cells'
+    # sampler programs are those it compiled (widths, temperature and seed are traced)
+    save_bundle(driver_problem()[0], tmp_path / "b.npz")
     cfg = tmp_path / "sweep.toml"
     cfg.write_text(base + "[sweep]\n" + sweep)
     return cfg
