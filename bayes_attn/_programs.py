@@ -19,13 +19,13 @@ exported again.  Anything this cache cannot serve -- tracer arguments (a call in
 structure whose text shows object identities, outputs JAX cannot serialise, a missing ``flatbuffers`` package, the
 cache turned off -- falls back to the plain :func:`jax.jit` of the same function, with the same results.
 
-One difference from :func:`jax.jit` *(measured)*: the outputs of a program read from disk are committed to the
-default device (``Array.committed``), as those of any ``Exported.call`` are, so a later computation that mixes
-them with arrays sharded over several devices fails where uncommitted outputs would have been moved.  Hence
-the users are the theory's programs (solver steps, the predictor), whose results go to the host, and the
-samplers' chunk programs when the chains run on one device (:func:`bayes_attn.inference._runner.compiled`,
-which adds the sampler, model, settings and layout to the key); a function whose outputs feed sharded chains
-(``network.phi``, the samplers' data, chains over several devices) stays on :func:`jax.jit`.
+The outputs of ``Exported.call`` are committed to the default device (``Array.committed``); a program read from
+disk returns them uncommitted, as :func:`jax.jit` does (:func:`_uncommitted`), so that the jitted functions and
+the operations they feed compile once, not once per commitment.  The users are the theory's programs (solver
+steps, the predictor), whose results go to the host, and the samplers' chunk programs when the chains run on
+one device (:func:`bayes_attn.inference._runner.compiled`, which adds the sampler, model, settings and layout to
+the key); a function whose outputs feed sharded chains (``network.phi``, the samplers' data, chains over several
+devices) stays on :func:`jax.jit`, since a program read from disk runs on one device.
 """
 
 from __future__ import annotations
@@ -147,7 +147,26 @@ class _Caller:
 
     def __call__(self, *xs):
         xs = jax.device_put(xs, self.device)
-        return jax.tree.unflatten(self.out_tree, (self.jitted if self.ahead is None else self.ahead)(*xs))
+        out = (self.jitted if self.ahead is None else self.ahead)(*xs)
+        return jax.tree.unflatten(self.out_tree, [_uncommitted(x) for x in out])
+
+
+def _uncommitted(x):
+    """``x`` (an output of ``Exported.call``, committed to its device) as the uncommitted array that :func:`jax.jit`
+    returns for uncommitted inputs: the same buffer, no copy.
+
+    *(measured)* A jitted function compiles once per commitment of its arguments: fed a committed output of a
+    program read from disk where it was first fed host arrays (``fit_attention``'s feature map after the first
+    Adam step, the operations run one at a time on a solver's outputs), it compiled the same program a second
+    time.  JAX has no public way to drop the commitment, so this rebuilds the array with its private
+    constructor; where that fails (another JAX version) the committed array is returned, which only costs
+    those compilations again (``tests/test_programs.py`` notices)."""
+    try:
+        from jax._src.array import ArrayImpl
+
+        return ArrayImpl(x.aval, x.sharding, x._arrays, committed=False)
+    except Exception:  # noqa: BLE001 - a JAX without this constructor: committed outputs still compute the same
+        return x
 
 
 #: every program object of this process, so that a release of compiled programs reaches those compiled ahead

@@ -85,6 +85,38 @@ def test_same_numbers_as_jit_and_tracers_fall_back(monkeypatch, tmp_path):
     assert len(list(program_dir().glob("*.bin"))) == 2
 
 
+def test_outputs_are_uncommitted_so_their_consumers_compile_once(monkeypatch, tmp_path):
+    """A program read from disk returns uncommitted arrays, as jax.jit does for host inputs: a jitted function fed
+    first a host array and then that program's output (the same type) compiles once, not once per commitment."""
+    from jax import monitoring
+
+    compiles = []
+    monitoring.register_event_duration_secs_listener(
+        lambda event, d, **kw: (
+            compiles.append(kw.get("fun_name")) if event.endswith("backend_compile_duration") else None
+        )
+    )
+    monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", str(tmp_path))
+    f = disk_jit(_f)
+    x = np.linspace(-1.0, 2.0, 7)
+    out = f(x, 1.5)
+    assert not out.committed and not jax.jit(_f)(x, 1.5).committed
+    np.testing.assert_array_equal(out, jax.jit(_f)(x, 1.5))
+
+    @jax.jit
+    def consumer(v):
+        return jnp.cos(v) * 2.0
+
+    compiles.clear()
+    a = consumer(np.asarray(out))  # a host array: compiled here
+    b = consumer(out)  # the disk program's output: the same compiled program
+    assert compiles == ["jit(consumer)"], compiles
+    np.testing.assert_array_equal(a, b)
+    # a committed array is another program for JAX: the counter sees that one, so it can fail
+    consumer(jax.device_put(np.asarray(out), jax.devices()[0]))
+    assert compiles == ["jit(consumer)"] * 2, compiles
+
+
 def test_prepare_and_compile_ahead_then_the_call_compiles_nothing(monkeypatch, tmp_path):
     """``prepare`` gives the outputs' types from the traced program (no compilation); ``compile_ahead`` compiles it for
     argument types (abstract or concrete), and a later call with arguments of those types compiles nothing more

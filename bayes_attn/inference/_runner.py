@@ -114,7 +114,7 @@ def compiled(sampler: str, model, settings, store_weights: bool, layout, part: s
     """
     fn = _chunk_program(sampler, model, settings, store_weights, layout, part, n, thin)
     options = ONE_OFF_COMPILER_OPTIONS if part in ("init", "end") else None
-    if layout.devices > 1:  # a program read from disk commits its outputs to one device (bayes_attn._programs)
+    if layout.devices > 1:  # a program read from disk runs on one device (bayes_attn._programs)
         return options_jit(fn, options)
     key = f"{sampler}|{type(model).__module__}.{model!r}|{settings!r}|{store_weights}|{layout!r}|{part}|{n}|{thin}"
     return disk_jit(fn, f"{key}|{_kernel_libraries()}", compiler_options=options)
