@@ -83,9 +83,10 @@ def driver_problem(heads=(2, 2)):
 
 
 #: The short run of the tests of chain layouts and of compiling once (tests/test_devices.py, tests/test_driver.py):
-#: on ``driver_problem((2,))`` at width 4, four chains of 6 warm-up and 6 sampling iterations in chunks of 3, the
-#: chains vectorized on one device.  Same sampler, model, shapes and static settings, so those tests share their
-#: compiled programs (the session's compilation cache) instead of compiling a set each.
+#: on ``driver_problem((2,))`` at width 4, four chains of 6 warm-up and 6 sampling iterations in chunks of 3, laid
+#: out vectorized on one device by the tests (``devices = 1`` or ``chain_method = "vectorized"``).  Same sampler,
+#: model, shapes and static settings, so those tests share their compiled programs (the session's compilation
+#: cache) instead of compiling a set each.
 SHORT_RUN = dict(chains=4, warmup=6, draws=6, checkpoint_every=3, progress_bar=False)
 SHORT_RUN_WIDTH = 4
 
