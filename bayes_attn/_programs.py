@@ -167,12 +167,18 @@ def _uncommitted(x):
     time.  JAX has no public way to drop the commitment, so this rebuilds the array with its private
     constructor; where that fails (another JAX version) the committed array is returned, which only costs
     those compilations again (``tests/test_programs.py`` notices)."""
-    try:
-        from jax._src.array import ArrayImpl
-
-        return ArrayImpl(x.aval, x.sharding, x._arrays, committed=False)
-    except Exception:  # noqa: BLE001 - a JAX without this constructor: committed outputs still compute the same
+    if _ArrayImpl is None:
         return x
+    try:
+        return _ArrayImpl(x.aval, x.sharding, x._arrays, committed=False)
+    except Exception:  # noqa: BLE001 - a JAX whose constructor differs: committed outputs still compute the same
+        return x
+
+
+try:  # imported once, not on every call of a program (_uncommitted)
+    from jax._src.array import ArrayImpl as _ArrayImpl
+except ImportError:  # another JAX: outputs stay committed
+    _ArrayImpl = None
 
 
 #: every program object of this process, so that a release of compiled programs reaches those compiled ahead
