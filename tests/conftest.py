@@ -90,6 +90,11 @@ def driver_problem(heads=(2, 2)):
 SHORT_RUN = dict(chains=4, warmup=6, draws=6, checkpoint_every=3, progress_bar=False)
 SHORT_RUN_WIDTH = 4
 
+#: The static settings of the resume tests (tests/test_driver.py) on ``driver_problem()``: two chains, 4 warm-up
+#: iterations, chunks of 2.  The compile-ahead test, the sweep tests and the Wishart driver test run the same, so
+#: they share the resume tests' compiled programs (draws, seeds, widths and temperatures are traced).
+RESUME_RUN = dict(chains=2, warmup=4, checkpoint_every=2, progress_bar=False)
+
 
 #: XLA flags of the fast suite (a session that deselects the slow tests, as the default ``-m 'not slow'`` does):
 #: its tests compile hundreds of small programs and run each briefly, so LLVM's optimisation passes cost more

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import SHORT_RUN, SHORT_RUN_WIDTH, driver_problem, random_task, subprocess_env
+from conftest import RESUME_RUN, SHORT_RUN, SHORT_RUN_WIDTH, driver_problem, random_task, subprocess_env
 
 from bayes_attn._errors import InputError
 from bayes_attn.inference import KINDS, SAMPLERS, SamplerConfig, SamplingInterrupted, read_run, sample
@@ -128,9 +128,7 @@ def test_resume_gives_the_same_draws(tmp_path, kind, model, stop):
     """Interrupted after chunk ``stop`` (1: in warm-up, 3: in sampling) + resumed == uninterrupted, bit for bit."""
     task, spec = driver_problem()
     spec = spec.with_(width=4)
-    cfg = SamplerConfig(
-        kind=kind, model=model, chains=2, warmup=4, draws=6, thinning=1, checkpoint_every=2, seed=7, progress_bar=False
-    )
+    cfg = SamplerConfig(kind=kind, model=model, draws=6, thinning=1, seed=7, **RESUME_RUN)
     ref = sample(task, spec, cfg)
     ck = tmp_path / "run.ckpt.npz"
     with pytest.raises(SamplingInterrupted):

@@ -70,6 +70,25 @@ def _f(x, scale):
     return jnp.tanh(x) * scale + jnp.sum(x**2)
 
 
+@pytest.fixture
+def jax_events():
+    """``(traced, compiled)``: the names of the functions JAX traces to a jaxpr and of the programs XLA compiles
+    while the test runs (JAX's monitoring events; the listener is removed afterwards)."""
+    from jax import monitoring
+
+    traced, compiled = [], []
+
+    def listener(event, duration, **kw):
+        if event.endswith("jaxpr_trace_duration"):
+            traced.append(kw.get("fun_name"))
+        elif event.endswith("backend_compile_duration"):
+            compiled.append(kw.get("fun_name"))
+
+    monitoring.register_event_duration_secs_listener(listener)
+    yield traced, compiled
+    monitoring.unregister_event_duration_listener(listener)
+
+
 def test_same_numbers_as_jit_and_tracers_fall_back(monkeypatch, tmp_path):
     monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", str(tmp_path))
     f = disk_jit(_f)
@@ -85,17 +104,10 @@ def test_same_numbers_as_jit_and_tracers_fall_back(monkeypatch, tmp_path):
     assert len(list(program_dir().glob("*.bin"))) == 2
 
 
-def test_outputs_are_uncommitted_so_their_consumers_compile_once(monkeypatch, tmp_path):
+def test_outputs_are_uncommitted_so_their_consumers_compile_once(monkeypatch, tmp_path, jax_events):
     """A program read from disk returns uncommitted arrays, as jax.jit does for host inputs: a jitted function fed
     first a host array and then that program's output (the same type) compiles once, not once per commitment."""
-    from jax import monitoring
-
-    compiles = []
-    monitoring.register_event_duration_secs_listener(
-        lambda event, d, **kw: (
-            compiles.append(kw.get("fun_name")) if event.endswith("backend_compile_duration") else None
-        )
-    )
+    compiles = jax_events[1]
     monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", str(tmp_path))
     f = disk_jit(_f)
     x = np.linspace(-1.0, 2.0, 7)
@@ -117,18 +129,11 @@ def test_outputs_are_uncommitted_so_their_consumers_compile_once(monkeypatch, tm
     assert compiles == ["jit(consumer)"] * 2, compiles
 
 
-def test_prepare_and_compile_ahead_then_the_call_compiles_nothing(monkeypatch, tmp_path):
+def test_prepare_and_compile_ahead_then_the_call_compiles_nothing(monkeypatch, tmp_path, jax_events):
     """``prepare`` gives the outputs' types from the traced program (no compilation); ``compile_ahead`` compiles it for
     argument types (abstract or concrete), and a later call with arguments of those types compiles nothing more
     and gives the plain jit's numbers.  With the cache off neither can serve: the first call compiles."""
-    from jax import monitoring
-
-    compiles = []
-    monitoring.register_event_duration_secs_listener(
-        lambda event, d, **kw: (
-            compiles.append(kw.get("fun_name")) if event.endswith("backend_compile_duration") else None
-        )
-    )
+    compiles = jax_events[1]
     x = jnp.linspace(-1.0, 2.0, 7)
     expected = jax.jit(_f)(x, 1.5)
     like = jax.ShapeDtypeStruct(x.shape, x.dtype)
@@ -207,12 +212,11 @@ def test_the_key_follows_the_extra_text_and_refuses_object_identities():
     assert _programs._key(_f, tree, avals, "<Model object at 0x7f00>") is None
 
 
-def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypatch, tmp_path):
+def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypatch, tmp_path, jax_events):
     """The runner's chunk programs (init, warm-up/draw loop, end of warm-up) of a one-device layout are disk
     programs: once a run has written them, a run in a fresh process (here: every in-memory cache dropped) traces
     none of them, and its draws are those of the plain jax.jit, bit for bit.  NUTS: its state holds a dict keyed
     by a tuple of site names, which jax.export cannot serialise (the output tree is pickled beside it)."""
-    from jax import monitoring
 
     from bayes_attn.inference import SamplerConfig, sample
     from bayes_attn.inference import _runner
@@ -220,15 +224,7 @@ def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypat
 
     task = random_task(P=5, Q=3, S=3, n0=3, heads=(2,), seed=21)
     spec = task.spec(width=4, temperature=0.2)
-    traced, compiled = [], []
-    monitoring.register_event_duration_secs_listener(
-        lambda event, d, **kw: traced.append(kw.get("fun_name")) if event.endswith("jaxpr_trace_duration") else None
-    )
-    monitoring.register_event_duration_secs_listener(
-        lambda event, d, **kw: (
-            compiled.append(kw.get("fun_name")) if event.endswith("backend_compile_duration") else None
-        )
-    )
+    traced, compiled = jax_events
 
     def fresh_run(cfg):
         _runner.compiled.cache_clear()
@@ -273,13 +269,11 @@ def test_a_run_compiles_its_programs_ahead_and_its_calls_use_them(monkeypatch, k
 
     from bayes_attn.inference import SamplerConfig, sample
     from bayes_attn.inference import _runner
-    from conftest import driver_problem
+    from conftest import RESUME_RUN, driver_problem
 
     task, spec = driver_problem()
     spec = spec.with_(width=4)  # the resume tests' problem (tests/test_driver.py)
-    cfg = SamplerConfig(
-        kind=kind, model=model, chains=2, warmup=4, draws=6, thinning=1, checkpoint_every=2, seed=7, progress_bar=False
-    )
+    cfg = SamplerConfig(kind=kind, model=model, draws=6, thinning=1, seed=7, **RESUME_RUN)
     loads, ahead = collections.Counter(), []
     load, compile_ahead = _programs._load_or_export, _programs._Caller.compile_ahead
 

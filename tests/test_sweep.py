@@ -11,14 +11,14 @@ import time
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import driver_problem, subprocess_env
+from conftest import RESUME_RUN, driver_problem, subprocess_env
 
 from bayes_attn.cli import main
 from bayes_attn.inference import read_run
 from bayes_attn.sweep import load_sweep
 from bayes_attn.tasks import save_bundle
 
-BASE = """
+BASE = f"""
 [data]
 file = "b.npz"
 [network]
@@ -28,10 +28,10 @@ temperature = 0.1
 kind = "order_parameters"
 [sampler]
 kind = "nuts"
-chains = 2
-warmup = 4
+chains = {RESUME_RUN["chains"]}
+warmup = {RESUME_RUN["warmup"]}
 draws = 10
-checkpoint_every = 2
+checkpoint_every = {RESUME_RUN["checkpoint_every"]}
 seed = 0
 progress_bar = false
 """

@@ -22,7 +22,7 @@ from bayes_attn.inference._zero_variance import posterior_scores, zero_variance_
 from bayes_attn.linalg import apply_kernel, gaussian_log_marginal
 from bayes_attn.network import NetworkSpec, order_parameters
 from bayes_attn.theory import OrderParameterLayout, exact_log_density, gp_order_parameters, prior_log_density
-from conftest import driver_problem, random_task
+from conftest import RESUME_RUN, driver_problem, random_task
 
 
 def _layout(spec):
@@ -297,9 +297,7 @@ def test_driver_runs_wishart_kind_and_stores_order_parameters():
     # the problem and NUTS settings of the driver's resume test (tests/test_driver.py), whose programs these are
     task, spec = driver_problem()
     spec = spec.with_(width=6)
-    cfg = SamplerConfig(
-        model="order_parameters", chains=2, warmup=4, draws=20, checkpoint_every=2, seed=2, progress_bar=False
-    )
+    cfg = SamplerConfig(model="order_parameters", draws=20, seed=2, **RESUME_RUN)
     dt = sample(task, spec, cfg)
     post = dt["posterior"].ds
     assert post["U"].dims == ("chain", "draw", "path", "path_")
