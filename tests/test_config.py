@@ -49,6 +49,8 @@ CHANGES = {
     "basis": ({"model": "attention", "rank": 1}, {"basis": "basis.npy"}),
     "attention_scale": ({"model": "attention", "rank": 1}, {"attention_scale": 0.5}),
     "limit": ({"model": "attention", "rank": 1}, {"limit": "gp"}),
+    "replicas": ({"kind": "tempering", "model": "order_parameters"}, {"replicas": 4}),
+    "beta_min": ({"kind": "tempering", "model": "order_parameters"}, {"beta_min": 0.1}),
 }
 FIELDS = [f.name for f in dataclasses.fields(SamplerConfig)]
 DATA = {"task": "markov", "P": 10, "n_test": 6}
@@ -104,6 +106,18 @@ def test_fingerprint_and_cell_hash_are_the_settings_hash(tmp_path):
     # what else enters: the other tables, the data arrays, their shape
     assert cell_hash({**raw, "network": {"width": 4, "temperature": 0.1}}, tmp_path) != cell_hash(raw, tmp_path)
     assert settings_hash(cfg, x) != settings_hash(cfg, x + 1) != settings_hash(cfg, x.reshape(2, 2))
+
+
+def test_a_samplers_own_new_options_leave_other_samplers_hashes_alone(tmp_path):
+    """replicas and beta_min (SAMPLER_ONLY_FIELDS) enter the hash of a tempering run only: a NUTS run hashes as it
+    did before the tempering sampler existed, whatever they are set to."""
+    from bayes_attn.config import SAMPLER_ONLY_FIELDS, hashed_settings
+
+    nuts = SamplerConfig(model="order_parameters")
+    assert not set(SAMPLER_ONLY_FIELDS) & set(hashed_settings(nuts))
+    assert settings_hash(nuts) == settings_hash(SamplerConfig(model="order_parameters", replicas=3, beta_min=0.2))
+    t = SamplerConfig(kind="tempering", model="order_parameters")
+    assert set(SAMPLER_ONLY_FIELDS) <= set(hashed_settings(t))
 
 
 def test_aliases_hash_as_their_canonical_spelling(tmp_path):

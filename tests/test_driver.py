@@ -28,7 +28,7 @@ def _same(a, b):
 
 class TestConfig:
     def test_kinds(self):
-        assert set(KINDS) == set(SAMPLERS) == {"nuts", "mala", "ula", "gibbs"}
+        assert set(KINDS) == set(SAMPLERS) == {"nuts", "mala", "ula", "gibbs", "tempering"}
 
     def test_default_draws_depend_on_the_model(self):
         assert SamplerConfig(model="order_parameters").draws == 1000
@@ -67,6 +67,11 @@ class TestConfig:
             (dict(checkpoint_every=0), "sampler.checkpoint_every"),
             (dict(kind="hmc"), "sampler.kind"),
             (dict(chain_method="pmap"), "sampler.chain_method"),
+            (dict(replicas=1), "sampler.replicas"),
+            (dict(replicas=2.5), "sampler.replicas"),
+            (dict(beta_min=0.0), "sampler.beta_min"),
+            (dict(beta_min=1.0), "sampler.beta_min"),
+            (dict(kind="tempering", model="collapsed"), "model.kind"),
         ],
     )
     def test_bad_values(self, kw, field):
@@ -120,6 +125,7 @@ RESUME_CASES = [
     ("mala", "collapsed", 1),
     ("ula", "weights", 3),
     ("gibbs", "weights", 3),
+    ("tempering", "order_parameters", 1),
 ]
 
 

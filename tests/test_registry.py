@@ -20,7 +20,7 @@ from bayes_attn.inference.samplers import REGISTRY, Program, Sampler, register
 
 
 def test_derived_tables_follow_the_records():
-    assert KINDS == tuple(REGISTRY) and set(KINDS) == {"nuts", "mala", "ula", "gibbs"}
+    assert KINDS == tuple(REGISTRY) and set(KINDS) == {"nuts", "mala", "ula", "gibbs", "tempering"}
     assert SAMPLER_MODELS == {name: s.models for name, s in REGISTRY.items()}
     assert [name for name, s in REGISTRY.items() if s.path_inputs] == ["gibbs"]  # the driver's only special input
 

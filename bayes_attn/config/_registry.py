@@ -107,4 +107,16 @@ register(
     )
 )
 
+# tempering needs the likelihood apart from the prior: the models that can drop their data (model.data = False)
+register(
+    Sampler(
+        "tempering",
+        f"{_HERE}.tempering:program",
+        ("lp", "acceptance_rate", "step_size", "diverging", "n_steps", "tree_depth", "energy", "swap_rate"),
+        ("order_parameters", "attention"),
+        options=("target_accept", "max_tree_depth", "dense_mass", "replicas", "beta_min"),
+        cpu_chains="sequential",
+    )
+)
+
 __all__ = ["MODELS", "REGISTRY", "Sampler", "register"]

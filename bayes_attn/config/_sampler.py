@@ -92,6 +92,11 @@ class SamplerConfig:
     * ``dense_mass`` (NUTS): adapt a dense mass matrix; ``None`` = true for the order parameters
       (14-150 correlated dimensions, docs/wishart.md), false for the weight-space models (their
       dimension grows like N^2).
+    * ``replicas``, ``beta_min`` (``kind = "tempering"``): the number of tempered copies of every chain and the
+      smallest inverse temperature of the likelihood on their ladder (which starts geometric from 1 to
+      ``beta_min`` and is moved to equal swap rejection halfway through warm-up; docs/samplers.md, "Tempering").
+      Defaults 8 and 0.01 *(project choice)*: enough for a posterior whose likelihood holds a few tens of nats
+      over the prior; a run reports ``swap_rate``, and a rate near 0 asks for more replicas.
     * ``chain_method``: ``"auto"`` (on one device on CPU, one chain after another for NUTS and vectorized for
       the other samplers; sharded over the devices on accelerators), ``"vectorized"``, ``"parallel"``
       (sharded over the local devices) or ``"sequential"``; ``devices``: shard the chains over this many devices (``None``: as
@@ -144,6 +149,8 @@ class SamplerConfig:
     basis: str | None = None
     attention_scale: float | None = None
     limit: Literal["finite", "gp"] = "finite"
+    replicas: int = 8
+    beta_min: float = 0.01
 
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
@@ -242,6 +249,10 @@ class SamplerConfig:
             f"must be < 2 (Euler-Maruyama is unstable beyond 2 / lambda_max), got {self.ula_step_factor}",
         )
         positive(self.checkpoint_every, "sampler.checkpoint_every", integer=True)
+        positive(self.replicas, "sampler.replicas", integer=True)
+        require(self.replicas >= 2, "sampler.replicas", f"must be at least 2 (a ladder), got {self.replicas}")
+        positive(self.beta_min, "sampler.beta_min")
+        require(self.beta_min < 1, "sampler.beta_min", f"must be < 1, got {self.beta_min}")
 
     def _check_attention_options(self) -> None:
         if self.model not in ATTENTION_MODELS:
@@ -301,6 +312,8 @@ FIELD_ROLES = {
     "basis": "draws",
     "attention_scale": "draws",
     "limit": "draws",
+    "replicas": "draws",
+    "beta_min": "draws",
     "progress_bar": "run",
     "checkpoint_every": "run",
     "chain_method": "run",
@@ -310,9 +323,20 @@ FIELD_ROLES = {
 RUN_OPTIONS = tuple(k for k, role in FIELD_ROLES.items() if role == "run")
 
 
+#: fields hashed only in runs of the samplers that read them (their registry ``options``): options added after
+#: version 0.3.0, so that adding a sampler left the hash of every run of the other samplers as it was
+SAMPLER_ONLY_FIELDS = ("replicas", "beta_min")
+
+
 def hashed_settings(cfg: SamplerConfig) -> dict:
-    """The fields of ``cfg`` that determine its draws (role ``"draws"`` in :data:`FIELD_ROLES`)."""
-    return {f.name: getattr(cfg, f.name) for f in fields(cfg) if FIELD_ROLES[f.name] == "draws"}
+    """The fields of ``cfg`` that determine its draws (role ``"draws"`` in :data:`FIELD_ROLES`; those of
+    :data:`SAMPLER_ONLY_FIELDS` only where ``cfg``'s sampler reads them)."""
+    reads = REGISTRY[cfg.kind].options
+    return {
+        f.name: getattr(cfg, f.name)
+        for f in fields(cfg)
+        if FIELD_ROLES[f.name] == "draws" and (f.name not in SAMPLER_ONLY_FIELDS or f.name in reads)
+    }
 
 
 def settings_hash(cfg: SamplerConfig, *parts) -> str:
@@ -358,6 +382,7 @@ __all__ = [
     "LIMITS",
     "FIELD_ROLES",
     "RUN_OPTIONS",
+    "SAMPLER_ONLY_FIELDS",
     "hashed_settings",
     "settings_hash",
 ]

@@ -1,7 +1,8 @@
 """Sampled attention on the hidden-Markov task (docs/attention.md): posterior predictive accuracy against the
 hand-built heads, in one script that runs where there is time (hours on 2 CPU cores, minutes on one GPU).
 
-Cases (each ``[model] kind = "attention"``, NUTS, ``--chains`` chains (4), T = 0.1, chains from prior draws, default prior
+Cases (each ``[model] kind = "attention"``, NUTS or replica-exchange NUTS (``--sampler tempering``), ``--chains``
+chains (4), T = 0.1, chains from prior draws, default prior
 scale): the GP limit and finite width ``N`` for each ``P``, with the attention reading every token direction
 (``basis = none``) or the label-free basis of the 31 positions and the two leading principal directions of the
 content part of the training tokens, whitened (``basis = pos_pc2``: :func:`bayes_attn.tasks.markov_token_basis`, the
@@ -9,7 +10,8 @@ basis of docs/evidence.md §7).  Each case records the
 test accuracy of the sign of the posterior mean of ``f`` on the 1000 test sequences, the gates on ``f``, the
 wall time (compilation included), the gradient evaluations and the device; next to them, the theory's accuracy
 with the task's hand-built heads at the same ``P``, ``N``, ``T``.  Results go to ``--out`` (JSON, rewritten
-after every case), so a run stopped at its deadline keeps what it finished.
+after every case), so a run stopped at its deadline keeps what it finished.  ``--budget-s`` sizes each case's
+iterations to a time budget from two short timed pilots (a device lent for minutes).
 
     python benchmarks/attention/run.py --out benchmarks/attention/results.json     # every case
     python benchmarks/attention/run.py --smoke --out /tmp/a.json                   # tiny, CPU (tests)
@@ -57,7 +59,11 @@ def prior_draw_accuracy(task, spec, limit, basis_name, rank, seed, scale=None, d
     return [float(np.mean(np.sign(np.asarray(fi)) == task.y_test)) for fi in f]
 
 
-def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=None, chains: int = 4) -> dict:
+def run_case(
+    task, spec, limit, basis_name, rank, warmup, draws, seed, scale=None, chains: int = 4, sampler: dict | None = None
+) -> dict:
+    """One sampled case; ``sampler``: the sampler's settings (``kind``, ``replicas``, ``beta_min``, ...; NUTS when
+    empty)."""
     import arviz as az
     import jax
 
@@ -66,6 +72,7 @@ def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=Non
 
     B = markov_token_basis(task.x_train, 2) if basis_name == "pos_pc2" else None
     cfg = SamplerConfig(
+        **(sampler or {}),
         attention_scale=scale,
         model="attention",
         rank=rank,
@@ -91,6 +98,8 @@ def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=Non
     }
     return maps, {
         "limit": limit,
+        "sampler": cfg.kind,
+        **({"replicas": cfg.replicas, "beta_min": cfg.beta_min} if cfg.kind == "tempering" else {}),
         "width": None if limit == "gp" else int(spec.widths[0]),
         "basis": basis_name,
         "rank": rank,
@@ -106,12 +115,38 @@ def run_case(task, spec, limit, basis_name, rank, warmup, draws, seed, scale=Non
         "max_rhat_f": float(az.rhat(f).max()),
         "min_ess_bulk_f": float(az.ess(f, method="bulk").min()),
         "divergences": int(st["diverging"].sum()),
+        **({"mean_swap_rate": float(st["swap_rate"].mean())} if "swap_rate" in st else {}),
         "mean_tree_depth": float(st["tree_depth"].mean()),
         "gradients": int(st["n_steps"].sum() + wst["n_steps"].sum()),
         "wall_s": wall,
         "attention_scale": float(dt.attrs["attention_scale"]),
         "device": str(jax.devices()[0]),
     }
+
+
+#: iterations of the pilot runs that size a budgeted case (warm-up and draws each)
+PILOT_ITERATIONS = 20
+
+
+def budgeted_iterations(run, budget_s: float, warmup_share: float, safety: float = 1.3) -> tuple[int, int, dict]:
+    """``(warmup, draws, pilot)`` that fill ``budget_s`` seconds: ``run(w, d)`` runs a case; two pilots of
+    :data:`PILOT_ITERATIONS` warm-up and draws each (the first compiles, the second does not) give the seconds per
+    iteration and the compilation; the case's own compilation (its warm-up length is a static setting) is counted
+    again, and the iterations are cut by ``safety``, for trees that deepen after the pilot's first iterations."""
+    n = PILOT_ITERATIONS
+    start = time.perf_counter()
+    run(n, n)
+    first = time.perf_counter() - start
+    t0 = time.perf_counter()
+    run(n, n)
+    per_iteration = (time.perf_counter() - t0) / (2 * n)
+    compile_s = max(first - 2 * n * per_iteration, 0.0)
+    spend = budget_s - (time.perf_counter() - start) - compile_s
+    total = max(int(spend / per_iteration / safety), 4 * n)
+    warmup = max(int(round(total * warmup_share)), n)
+    pilot = {"seconds_per_iteration": per_iteration, "compile_s": compile_s, "budget_s": budget_s}
+    print(json.dumps({"pilot": pilot, "warmup": warmup, "draws": total - warmup}), flush=True)
+    return warmup, total - warmup, pilot
 
 
 def main(argv=None) -> None:
@@ -124,8 +159,18 @@ def main(argv=None) -> None:
     ap.add_argument("--rank", type=int, default=2)
     ap.add_argument("--attention-scale", type=float, default=None, help="prior scale (default: the model's)")
     ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--sampler", default="nuts", help="[sampler] kind: nuts or tempering")
+    ap.add_argument("--replicas", type=int, default=8, help="tempering: replicas per chain")
+    ap.add_argument("--beta-min", type=float, default=0.01, help="tempering: the hottest replica's beta")
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--draws", type=int, default=1000)
+    ap.add_argument(
+        "--budget-s",
+        type=float,
+        default=None,
+        help="size each case's warm-up and draws to this many seconds from two timed pilots (the --warmup / --draws "
+        "ratio kept)",
+    )
     ap.add_argument("--deadline-s", type=float, default=float("inf"), help="start no case after this many seconds")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (the test suite)")
     ap.add_argument(
@@ -182,19 +227,24 @@ def main(argv=None) -> None:
                     if time.perf_counter() - t_start > args.deadline_s:
                         out["stopped_at_deadline"] = True
                         break
-                    maps, case = run_case(
-                        task,
-                        spec,
-                        limit,
-                        basis,
-                        args.rank,
-                        args.warmup,
-                        args.draws,
-                        seed=0,
-                        scale=args.attention_scale,
-                        chains=args.chains,
+                    sampler = (
+                        {"kind": args.sampler}
+                        if args.sampler != "tempering"
+                        else {"kind": "tempering", "replicas": args.replicas, "beta_min": args.beta_min}
                     )
+                    common = dict(seed=0, scale=args.attention_scale, chains=args.chains, sampler=sampler)
+                    warmup, draws, pilot = args.warmup, args.draws, None
+                    if args.budget_s is not None:
+                        warmup, draws, pilot = budgeted_iterations(
+                            lambda w, d: run_case(task, spec, limit, basis, args.rank, w, d, **common),
+                            args.budget_s,
+                            args.warmup / (args.warmup + args.draws),
+                        )
+                    maps, case = run_case(task, spec, limit, basis, args.rank, warmup, draws, **common)
+                    if pilot is not None:
+                        case["pilot"] = pilot
                     tag = f"P{P}_{'gp' if limit == 'gp' else f'N{N}'}_{basis}_r{args.rank}"
+                    tag += "" if args.sampler == "nuts" else f"_{args.sampler}"
                     maps_file = path.with_name(f"{path.stem}_maps_{tag}.npz")
                     np.savez_compressed(maps_file, **maps)
                     case["maps_file"] = maps_file.name

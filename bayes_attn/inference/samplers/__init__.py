@@ -1,4 +1,5 @@
-"""Sampling algorithms on one protocol (:mod:`._base`): NUTS, MALA, ULA and exact Gibbs.
+"""Sampling algorithms on one protocol (:mod:`._base`): NUTS, MALA, ULA, exact Gibbs and
+replica-exchange NUTS (tempering).
 
 Each module has blackjax's shape (``State``/``Info``, ``init``, ``build_kernel``) plus
 ``program(model, settings)`` for the driver; the registry (:data:`bayes_attn.config.REGISTRY`) lists them with
@@ -17,7 +18,7 @@ from ._base import STATS, Program, Settings
 #: every sampler, by ``[sampler] kind`` (the registry itself)
 SAMPLERS = REGISTRY
 
-_MODULES = ("nuts", "mala", "ula", "gibbs")
+_MODULES = ("nuts", "mala", "ula", "gibbs", "tempering")
 
 
 def __getattr__(name):
@@ -39,4 +40,5 @@ __all__ = [
     "mala",
     "ula",
     "gibbs",
+    "tempering",
 ]

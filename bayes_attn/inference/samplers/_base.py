@@ -28,6 +28,7 @@ STATS = {
     "P x P Gram solves (Gibbs); summed over thinned iterations",
     "tree_depth": "NUTS tree depth",
     "energy": "Hamiltonian at the draw (NUTS; E-BFMI)",
+    "swap_rate": "mean acceptance probability of the replica swaps proposed at the iteration (tempering)",
 }
 
 
@@ -63,6 +64,8 @@ class Settings:
     step_size: float | None
     ula_step_factor: float
     fixed_metric: bool = False
+    replicas: int = 8
+    beta_min: float = 0.01
 
     @classmethod
     def from_config(cls, cfg, fixed_metric: bool = False) -> "Settings":
@@ -74,6 +77,8 @@ class Settings:
             cfg.step_size,
             float(cfg.ula_step_factor),
             fixed_metric,
+            cfg.replicas,
+            float(cfg.beta_min),
         )
 
 

@@ -1,0 +1,243 @@
+"""Replica-exchange NUTS (parallel tempering over the likelihood), chunkable and resumable.
+
+A chain is ``K = replicas`` NUTS chains of the tempered densities (docs/samplers.md, "Tempering")::
+
+    log p_beta(z) = log prior(z) + beta * log lik(z),      1 = beta_0 > beta_1 > ... > beta_{K-1} = beta_min
+
+followed, at every iteration, by swaps of the states of neighbouring replicas ``(k, k+1)``: the even pairs at even
+iterations and the odd pairs at odd ones (the deterministic even-odd scheme of Syed et al. 2022, which makes a
+state travel along the ladder instead of diffusing), each accepted with probability::
+
+    min(1, exp((beta_k - beta_{k+1}) (log lik(z_{k+1}) - log lik(z_k))))
+
+(the prior cancels), which leaves the product of the tempered densities invariant; replica 0 samples the posterior
+and is what the run stores.  The hot replicas cross the barriers between modes that a single chain at ``beta = 1``
+cannot, so modes are weighed by their mass instead of by where a chain started (docs/attention.md: the
+sampled-attention posterior in the GP limit).
+
+The ladder starts geometric, ``beta_k = beta_min^(k / (K - 1))``.  Halfway through warm-up it is moved once so that
+every neighbouring pair rejects equally often (Syed et al. 2022, Algorithm 4): the cumulative rejection rate
+``Lambda`` along the ladder is interpolated piecewise linearly in ``log beta`` and the new ladder cuts it into
+equal parts, with both ends kept.  Each replica adapts its own step size and mass matrix in warm-up (NumPyro's
+NUTS adaptation, as :mod:`.nuts`); the second half of warm-up adapts them to the moved ladder.
+
+``log lik`` is the model's log density minus that of the same model without data (``model.data = False``:
+:mod:`bayes_attn.inference.models`), so the sampler serves the models that can drop their data (the order
+parameters and the sampled attention).
+
+Stats (replica 0's, at the stored state): ``lp``, ``acceptance_rate``, ``step_size``, ``diverging``,
+``tree_depth``, ``energy`` as NUTS's; ``n_steps``: gradient evaluations of every replica (leapfrog steps plus one
+per replica for the swap); ``swap_rate``: mean acceptance probability of the swaps proposed at the iteration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from numpyro.infer import init_to_uniform
+from numpyro.infer.hmc import HMCState, hmc
+from numpyro.infer.util import ParamInfo, find_valid_initial_params
+
+from ._base import Program, Settings
+from .nuts import _dense_structure
+
+#: fewest warm-up iterations before the ladder is moved (fewer: the geometric ladder is kept)
+MIN_LADDER_WARMUP = 20
+
+
+class Carry(NamedTuple):
+    """A tempered chain: the replicas' NUTS states (leading replica axis; replica ``k`` at ``betas[k]``), the
+    ladder, the summed rejection probabilities and the number of proposed swaps of each neighbouring pair since the
+    ladder was last set, and the iterations done."""
+
+    states: HMCState
+    betas: jnp.ndarray  # (K,)
+    rejections: jnp.ndarray  # (K - 1,)
+    proposals: jnp.ndarray  # (K - 1,)
+    t: jnp.ndarray
+
+
+def _prior_model(model):
+    return dataclasses.replace(model, data=False)
+
+
+def log_prior_and_likelihood(model, z: dict, args):
+    """``(log prior(z), log lik(z))``: the density of the model without data, and the full density minus it."""
+    prior = _prior_model(model).log_density(z, args)
+    return prior, model.log_density(z, args) - prior
+
+
+def tempered_potential(model, z: dict, args, beta):
+    """``-(log prior(z) + beta log lik(z))``: the potential replica ``beta`` samples."""
+    prior, lik = log_prior_and_likelihood(model, z, args)
+    return -(prior + beta * lik)
+
+
+def geometric_ladder(replicas: int, beta_min: float) -> jnp.ndarray:
+    """``beta_k = beta_min^(k / (K - 1))``, ``k = 0 .. K - 1``: the starting ladder."""
+    return jnp.asarray(beta_min) ** (jnp.arange(replicas) / (replicas - 1))
+
+
+def equal_rejection_ladder(betas, rejection):
+    """The ladder on which every neighbouring pair rejects equally often (Syed et al. 2022, Algorithm 4).
+
+    ``rejection[k]``: the estimated rejection probability of swaps between ``betas[k]`` and ``betas[k + 1]``.  The
+    cumulative rejection ``Lambda`` (0 at ``beta = 1``) is interpolated piecewise linearly in ``log beta`` and cut
+    into ``K - 1`` equal parts *(project choice: log beta, in which the geometric start ladder is uniform)*; both
+    ends stay.  A pair that never rejected counts a tiny rate, so ``Lambda`` increases strictly."""
+    lam = jnp.concatenate([jnp.zeros(1, betas.dtype), jnp.cumsum(rejection + 1e-6)])
+    targets = jnp.linspace(0.0, lam[-1], betas.shape[0])
+    new = jnp.exp(jnp.interp(targets, lam, jnp.log(betas)))
+    return new.at[0].set(betas[0]).at[-1].set(betas[-1])
+
+
+def swap(key, betas, log_lik, parity):
+    """One round of even-odd swaps: ``(perm, probability, proposed)``.  Pairs ``(k, k + 1)`` with ``k % 2 ==
+    parity`` are proposed; replica ``i`` takes the state of replica ``perm[i]``."""
+    K = betas.shape[0]
+    k = jnp.arange(K - 1)
+    proposed = k % 2 == parity
+    log_ratio = (betas[:-1] - betas[1:]) * (log_lik[1:] - log_lik[:-1])
+    prob = jnp.where(jnp.isnan(log_ratio), 0.0, jnp.exp(jnp.minimum(log_ratio, 0.0)))
+    accept = proposed & (jax.random.uniform(key, (K - 1,), prob.dtype) < prob)
+    idx = jnp.arange(K)
+    up = jnp.concatenate([accept, jnp.zeros(1, bool)])  # replica i takes i + 1's state
+    down = jnp.concatenate([jnp.zeros(1, bool), accept])  # replica i takes i - 1's state
+    return jnp.where(up, idx + 1, jnp.where(down, idx - 1, idx)), prob, proposed
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels(model, settings: Settings):
+    """NumPyro's ``(init_kernel, sample_kernel)`` for the tempered potential, its model arguments ``(args, beta)``."""
+    return hmc(potential_fn_gen=lambda args, beta: lambda z: tempered_potential(model, z, args, beta), algo="NUTS")
+
+
+def _init_replica(model, settings: Settings, position: dict, args, beta, inverse_mass_matrix, rng_key) -> HMCState:
+    init_kernel, _ = _kernels(model, settings)
+    pe, grad = jax.value_and_grad(lambda z: tempered_potential(model, z, args, beta))(position)
+    return init_kernel(
+        ParamInfo(position, pe, grad),
+        num_warmup=settings.warmup,
+        step_size=1.0,
+        inverse_mass_matrix=inverse_mass_matrix,
+        adapt_step_size=True,
+        adapt_mass_matrix=not settings.fixed_metric,
+        dense_mass=_dense_structure(model, args, settings),
+        target_accept_prob=settings.target_accept,
+        max_tree_depth=settings.max_tree_depth,
+        model_args=(args, beta),
+        rng_key=rng_key,
+    )
+
+
+def init(rng_key, model, args, settings: Settings, position=None, inverse_mass_matrix=None) -> Carry:
+    """Every replica at ``position`` (or NumPyro's ``init_to_uniform`` draw, as :func:`.nuts.init`), on the
+    geometric ladder, with its own NUTS adaptation state and key."""
+    rng_key, key_init = jax.random.split(rng_key)
+    if position is None:
+        proto = {k: jnp.zeros(s) for k, s in model.free_sites(args).items()}
+        (position, _, _), _ = find_valid_initial_params(
+            key_init, model.numpyro_model, init_strategy=init_to_uniform(), model_args=(args,), prototype_params=proto
+        )
+    betas = geometric_ladder(settings.replicas, settings.beta_min).astype(jax.tree.leaves(position)[0].dtype)
+    keys = jax.random.split(rng_key, settings.replicas)
+    states = jax.vmap(lambda b, k: _init_replica(model, settings, position, args, b, inverse_mass_matrix, k))(
+        betas, keys
+    )
+    zeros = jnp.zeros(settings.replicas - 1, betas.dtype)
+    return Carry(states, betas, zeros, zeros, jnp.asarray(0, jnp.int64))
+
+
+def build_kernel(model, settings: Settings):
+    """``kernel(key, carry, args) -> (carry, stats)``: a NUTS transition of every replica, then a round of swaps
+    (and, at iteration ``warmup // 2``, the equal-rejection ladder)."""
+    _, sample_kernel = _kernels(model, settings)
+    ladder_at = settings.warmup // 2 if settings.warmup // 2 >= MIN_LADDER_WARMUP else -1
+
+    def kernel(key, carry: Carry, args):
+        # as in .nuts.build_kernel: NumPyro's sample_kernel reads settings only its init_kernel sets
+        like = lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))  # noqa: E731
+        one = jax.tree.map(lambda x: like(x[0]), carry.states)
+        jax.eval_shape(
+            lambda z, a, b, k: _init_replica(model, settings, z, a, b, None, k),
+            one.z,
+            jax.tree.map(like, args),
+            like(carry.betas[0]),
+            one.rng_key,
+        )
+        states = jax.vmap(lambda s, b: sample_kernel(s, model_args=(args, b)))(carry.states, carry.betas)
+
+        prior, lik, g_prior, g_lik = jax.vmap(lambda z: _values_and_grads(model, z, args))(states.z)
+        perm, prob, proposed = swap(key, carry.betas, lik, carry.t % 2)
+        take = lambda x: x[perm]  # noqa: E731
+        prior, lik, g_prior, g_lik = take(prior), take(lik), jax.tree.map(take, g_prior), jax.tree.map(take, g_lik)
+        b = carry.betas
+        pe = -(prior + b * lik)
+        grad = jax.tree.map(lambda gp, gl: -(gp + b.reshape((-1,) + (1,) * (gp.ndim - 1)) * gl), g_prior, g_lik)
+        kinetic = states.energy - states.potential_energy
+        states = states._replace(
+            z=jax.tree.map(take, states.z), z_grad=grad, potential_energy=pe, energy=pe + kinetic[perm]
+        )
+        rejections = carry.rejections + jnp.where(proposed, 1.0 - prob, 0.0)
+        proposals = carry.proposals + proposed
+        t = carry.t + 1
+        move = t == ladder_at
+        betas = jnp.where(move, equal_rejection_ladder(b, rejections / jnp.maximum(proposals, 1)), b)
+        carry = Carry(
+            states, betas, jnp.where(move, 0.0, rejections), jnp.where(move, 0.0, proposals).astype(b.dtype), t
+        )
+        n = states.num_steps.astype(jnp.int64)
+        stats = {
+            "lp": -pe[0],
+            "acceptance_rate": states.accept_prob[0],
+            "step_size": states.adapt_state.step_size[0],
+            "diverging": states.diverging[0],
+            "n_steps": jnp.sum(n) + settings.replicas,
+            "tree_depth": jnp.floor(jnp.log2(jnp.maximum(n[0], 1))).astype(jnp.int64) + 1,
+            "energy": states.energy[0],
+            "swap_rate": jnp.sum(jnp.where(proposed, prob, 0.0)) / jnp.maximum(jnp.sum(proposed), 1),
+        }
+        return carry, stats
+
+    return kernel
+
+
+def _values_and_grads(model, z, args):
+    """``(log prior, log lik, grad log prior, grad log lik)`` at ``z``."""
+    prior, g_prior = jax.value_and_grad(lambda x: log_prior_and_likelihood(model, x, args)[0])(z)
+    lik, g_lik = jax.value_and_grad(lambda x: log_prior_and_likelihood(model, x, args)[1])(z)
+    return prior, lik, g_prior, g_lik
+
+
+def program(model, settings: Settings) -> Program:
+    """Replica-exchange NUTS as a driver program: the position is replica 0's (``beta = 1``)."""
+    kernel = build_kernel(model, settings)
+
+    def init_fn(key, args, position=None, inverse_mass_matrix=None):
+        return init(key, model, args, settings, position, inverse_mass_matrix)
+
+    return Program(
+        init_fn,
+        kernel,
+        lambda k, c, a: c,
+        lambda c, a: jax.tree.map(lambda x: x[0], c.states.z),
+        {"diverging": "any", "n_steps": "sum"},
+    )
+
+
+__all__ = [
+    "Carry",
+    "MIN_LADDER_WARMUP",
+    "build_kernel",
+    "equal_rejection_ladder",
+    "geometric_ladder",
+    "init",
+    "log_prior_and_likelihood",
+    "program",
+    "swap",
+    "tempered_potential",
+]
