@@ -185,16 +185,45 @@ def test_profile_cold_warm_smoke(tmp_path):
         assert r["warm_compile_s"] < r["cold_compile_s"]
 
 
+def test_attention_budget_sizes_the_iterations_from_timed_pilots():
+    """benchmarks/attention/run.py --budget-s: two pilots give the seconds per iteration and the compilation; the
+    case gets the iterations that fill what is left, in the warm-up share asked for."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("attention_run", ROOT / "benchmarks" / "attention" / "run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    clock = {"t": 0.0}
+    calls = []
+
+    def run(w, d):  # a fake case: 5 s to compile a new warm-up length, then 0.01 s per iteration
+        clock["t"] += (5.0 if w not in [c[0] for c in calls] else 0.0) + 0.01 * (w + d)
+        calls.append((w, d))
+
+    warmup, draws, pilot = mod.budgeted_iterations(run, 100.0, 0.25, safety=1.0, clock=lambda: clock["t"])
+    n = mod.PILOT_ITERATIONS
+    assert calls == [(n, n), (n, n)]
+    assert pilot["seconds_per_iteration"] == pytest.approx(0.01) and pilot["compile_s"] == pytest.approx(5.0)
+    # 100 s - the pilots (5 + 0.4 + 0.4 s) - the case's compilation (5 s) = 89.2 s = 8920 iterations
+    assert abs(warmup + draws - 8920) <= 1 and warmup == round(0.25 * (warmup + draws))
+    run(warmup, draws)
+    assert clock["t"] == pytest.approx(100.0, abs=0.02)
+
+
 @pytest.mark.slow
-def test_attention_benchmark_smoke(tmp_path):
+@pytest.mark.parametrize("sampler", [[], ["--sampler", "tempering", "--replicas", "3"]], ids=["nuts", "tempering"])
+def test_attention_benchmark_smoke(tmp_path, sampler):
     """benchmarks/attention/run.py at tiny sizes: one GP-limit case, its JSON rows and the hand-built reference."""
     out = tmp_path / "attention.json"
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "attention" / "run.py"), "--smoke", "--limits", "gp"]
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "attention" / "run.py"), "--smoke", "--limits", "gp", *sampler]
     proc = subprocess.run(cmd + ["--bases", "pos_pc2", "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     (case,) = res["cases"]
     assert case["limit"] == "gp" and case["basis"] == "pos_pc2" and 0 <= case["accuracy"] <= 1
+    assert case["sampler"] == (sampler[1] if sampler else "nuts")
+    if sampler:
+        assert case["replicas"] == 3 and 0 < case["mean_swap_rate"] <= 1
     assert len(case["accuracy_per_chain"]) == 4 and case["gradients"] > 0 and case["attention_scale"] > 0
     assert len(case["lp_per_chain"]) == 4 and all(np.isfinite(case["lp_per_chain"]))
     assert [h["limit"] for h in res["hand_built"]] == ["gp"] and 0.5 <= res["hand_built"][0]["accuracy"] <= 1

@@ -129,8 +129,8 @@ def _mcse(draws: np.ndarray) -> float:
 
 def test_tempering_weighs_modes_a_single_chain_cannot_cross(monkeypatch):
     """Modes at -2 and +2 (weights 0.7 / 0.3) with a barrier of about 50 nats at x = 0; every chain starts in the
-    lighter mode.  Tempered chains reach the exact mean of x and of x > 0 within 5 MCSE; NUTS alone, and the
-    tempering sampler with its swaps switched off (the planted error), stay where they started."""
+    lighter mode.  Tempered chains reach the exact mean of x and of x > 0 within 5 MCSE; the sampler with its swaps
+    switched off (the planted error) stays where it started."""
     args = MixtureArgs(jnp.array([-2.0, 2.0]), jnp.log(jnp.array([0.7, 0.3])), jnp.asarray(0.2), jnp.asarray(2.0))
     want = exact(args)
     assert want["right"] == pytest.approx(0.3, abs=1e-6)
@@ -142,14 +142,13 @@ def test_tempering_weighs_modes_a_single_chain_cannot_cross(monkeypatch):
         assert err < 5, (name, draws.mean(), value, err)
     assert 0.2 < float(np.mean(stats["swap_rate"])) <= 1.0
     assert int(np.sum(stats["diverging"])) == 0
-    # a lone NUTS chain per start, and tempering without swaps: far off (the test can fail)
-    for kind, patch in (("nuts", False), ("tempering", True)):
-        if patch:
-            never = lambda key, b, lik, parity: (  # noqa: E731
-                jnp.arange(b.shape[0]),
-                jnp.zeros(b.shape[0] - 1),
-                jnp.arange(b.shape[0] - 1) % 2 == parity,
-            )
-            monkeypatch.setattr(tempering, "swap", never)
-        draws = np.asarray(_run(kind, args, 2.0, label="planted" if patch else "")["posterior"]["right"])
-        assert draws.mean() > 0.99, (kind, patch, draws.mean())
+    # the planted error: the same sampler with its exchanges switched off stays where it started (as a lone NUTS
+    # chain does)
+    never = lambda key, b, lik, parity: (  # noqa: E731
+        jnp.arange(b.shape[0]),
+        jnp.zeros(b.shape[0] - 1),
+        jnp.arange(b.shape[0] - 1) % 2 == parity,
+    )
+    monkeypatch.setattr(tempering, "swap", never)
+    draws = np.asarray(_run("tempering", args, 2.0, label="planted")["posterior"]["right"])
+    assert draws.mean() > 0.99, draws.mean()

@@ -128,20 +128,23 @@ def run_case(
 PILOT_ITERATIONS = 20
 
 
-def budgeted_iterations(run, budget_s: float, warmup_share: float, safety: float = 1.3) -> tuple[int, int, dict]:
+def budgeted_iterations(
+    run, budget_s: float, warmup_share: float, safety: float = 1.3, clock=time.perf_counter
+) -> tuple[int, int, dict]:
     """``(warmup, draws, pilot)`` that fill ``budget_s`` seconds: ``run(w, d)`` runs a case; two pilots of
     :data:`PILOT_ITERATIONS` warm-up and draws each (the first compiles, the second does not) give the seconds per
     iteration and the compilation; the case's own compilation (its warm-up length is a static setting) is counted
-    again, and the iterations are cut by ``safety``, for trees that deepen after the pilot's first iterations."""
+    again, and the iterations are cut by ``safety``, for trees that deepen after the pilot's first iterations.
+    ``clock``: seconds (tests pass a fake one)."""
     n = PILOT_ITERATIONS
-    start = time.perf_counter()
+    start = clock()
     run(n, n)
-    first = time.perf_counter() - start
-    t0 = time.perf_counter()
+    first = clock() - start
+    t0 = clock()
     run(n, n)
-    per_iteration = (time.perf_counter() - t0) / (2 * n)
+    per_iteration = (clock() - t0) / (2 * n)
     compile_s = max(first - 2 * n * per_iteration, 0.0)
-    spend = budget_s - (time.perf_counter() - start) - compile_s
+    spend = budget_s - (clock() - start) - compile_s
     total = max(int(spend / per_iteration / safety), 4 * n)
     warmup = max(int(round(total * warmup_share)), n)
     pilot = {"seconds_per_iteration": per_iteration, "compile_s": compile_s, "budget_s": budget_s}

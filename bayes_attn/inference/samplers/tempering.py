@@ -134,6 +134,15 @@ def _init_replica(model, settings: Settings, position: dict, args, beta, inverse
     )
 
 
+def _map_replicas(fn, xs):
+    """``fn`` over the replicas (leading axis of ``xs``): one after another on a CPU, where vectorized NUTS trees
+    wait for the longest of them and compile slower (as the chains, docs/design.md "Chains on CPU"), vectorized
+    elsewhere *(project choice)*."""
+    if jax.default_backend() == "cpu":
+        return jax.lax.map(fn, xs)
+    return jax.vmap(fn)(xs)
+
+
 def init(rng_key, model, args, settings: Settings, position=None, inverse_mass_matrix=None) -> Carry:
     """Every replica at ``position`` (or NumPyro's ``init_to_uniform`` draw, as :func:`.nuts.init`), on the
     geometric ladder, with its own NUTS adaptation state and key."""
@@ -145,8 +154,8 @@ def init(rng_key, model, args, settings: Settings, position=None, inverse_mass_m
         )
     betas = geometric_ladder(settings.replicas, settings.beta_min).astype(jax.tree.leaves(position)[0].dtype)
     keys = jax.random.split(rng_key, settings.replicas)
-    states = jax.vmap(lambda b, k: _init_replica(model, settings, position, args, b, inverse_mass_matrix, k))(
-        betas, keys
+    states = _map_replicas(
+        lambda bk: _init_replica(model, settings, position, args, bk[0], inverse_mass_matrix, bk[1]), (betas, keys)
     )
     zeros = jnp.zeros(settings.replicas - 1, betas.dtype)
     return Carry(states, betas, zeros, zeros, jnp.asarray(0, jnp.int64))
@@ -169,7 +178,7 @@ def build_kernel(model, settings: Settings):
             like(carry.betas[0]),
             one.rng_key,
         )
-        states = jax.vmap(lambda s, b: sample_kernel(s, model_args=(args, b)))(carry.states, carry.betas)
+        states = _map_replicas(lambda sb: sample_kernel(sb[0], model_args=(args, sb[1])), (carry.states, carry.betas))
 
         prior, lik, g_prior, g_lik = jax.vmap(lambda z: _values_and_grads(model, z, args))(states.z)
         perm, prob, proposed = swap(key, carry.betas, lik, carry.t % 2)
@@ -207,10 +216,11 @@ def build_kernel(model, settings: Settings):
 
 
 def _values_and_grads(model, z, args):
-    """``(log prior, log lik, grad log prior, grad log lik)`` at ``z``."""
-    prior, g_prior = jax.value_and_grad(lambda x: log_prior_and_likelihood(model, x, args)[0])(z)
-    lik, g_lik = jax.value_and_grad(lambda x: log_prior_and_likelihood(model, x, args)[1])(z)
-    return prior, lik, g_prior, g_lik
+    """``(log prior, log lik, grad log prior, grad log lik)`` at ``z``: one gradient of the model's density and one
+    of its prior."""
+    prior, g_prior = jax.value_and_grad(lambda x: _prior_model(model).log_density(x, args))(z)
+    full, g_full = jax.value_and_grad(lambda x: model.log_density(x, args))(z)
+    return prior, full - prior, g_prior, jax.tree.map(jnp.subtract, g_full, g_prior)
 
 
 def program(model, settings: Settings) -> Program:
