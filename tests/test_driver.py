@@ -125,11 +125,17 @@ RESUME_CASES = [
     ("mala", "collapsed", 1),
     ("ula", "weights", 3),
     ("gibbs", "weights", 3),
-    ("tempering", "order_parameters", 1),
+    # replica-exchange NUTS compiles about 7 s here (its replicas' NUTS and the exchange): in the slow set
+    pytest.param("tempering", "order_parameters", 1, marks=pytest.mark.slow),
 ]
 
 
-@pytest.mark.parametrize("kind,model,stop", RESUME_CASES, ids=[f"{k}-{m}-chunk{s}" for k, m, s in RESUME_CASES])
+def _resume_id(case) -> str:
+    k, m, s = case.values if hasattr(case, "values") else case
+    return f"{k}-{m}-chunk{s}"
+
+
+@pytest.mark.parametrize("kind,model,stop", RESUME_CASES, ids=[_resume_id(c) for c in RESUME_CASES])
 def test_resume_gives_the_same_draws(tmp_path, kind, model, stop):
     """Interrupted after chunk ``stop`` (1: in warm-up, 3: in sampling) + resumed == uninterrupted, bit for bit."""
     task, spec = driver_problem()

@@ -57,6 +57,25 @@ def test_the_equal_rejection_ladder():
     assert new[1] > 0.5  # most of the rejection was between the first two rungs: they move together
 
 
+def test_an_exchanged_states_potential_is_the_tempered_potential_at_its_new_rung():
+    """exchanged_potential (from the state's old potential and the prior) against tempered_potential and its
+    gradient computed at the new rung directly."""
+    args = MixtureArgs(jnp.array([-2.0, 2.0]), jnp.log(jnp.array([0.7, 0.3])), jnp.asarray(0.2), jnp.asarray(2.0))
+    model = Bimodal()
+    z = {"x": jnp.array([[0.3], [1.7], [-2.2]])}
+    b_from, b_to = jnp.array([1.0, 0.4, 0.05]), jnp.array([0.4, 1.0, 0.2])
+
+    def vg(beta, zz):
+        return jax.value_and_grad(lambda x: tempering.tempered_potential(model, x, args, beta))(zz)
+
+    pe_from, g_from = jax.vmap(vg)(b_from, z)
+    prior, g_prior = jax.vmap(lambda zz: tempering._prior_value_and_grad(model, zz, args))(z)
+    pe, g = tempering.exchanged_potential(b_to, b_from, pe_from, g_from, prior, g_prior)
+    want_pe, want_g = jax.vmap(vg)(b_to, z)
+    np.testing.assert_allclose(pe, want_pe, rtol=1e-12)
+    np.testing.assert_allclose(g["x"], want_g["x"], rtol=1e-12)
+
+
 class MixtureArgs(NamedTuple):
     mu: jnp.ndarray  # (2,) the likelihood components' centres
     log_w: jnp.ndarray  # (2,) their log weights
@@ -103,6 +122,29 @@ def exact(args: MixtureArgs) -> dict:
     return {"x": float(mass @ mean), "right": float(mass @ norm.sf(0.0, mean, sd))}
 
 
+def test_every_replica_keeps_the_potential_and_gradient_of_its_state_at_its_rung():
+    """After every transition, exchange and the ladder's move (iteration 20 of a 40-iteration warm-up), the potential
+    and gradient each replica's NUTS state carries are those of its position at its current beta: NUTS starts its
+    next trajectory from them, so a stale one would bias the draws."""
+    from bayes_attn.inference.samplers import Settings as S
+
+    args = MixtureArgs(jnp.array([-2.0, 2.0]), jnp.log(jnp.array([0.7, 0.3])), jnp.asarray(0.2), jnp.asarray(2.0))
+    model = Bimodal(label="invariant")
+    settings = S(40, 0.8, 10, False, None, 0.1, False, 5, 0.005)
+    prog = tempering.program(model, settings)
+    carry = prog.init(jax.random.PRNGKey(0), args, {"x": jnp.array([2.0])})
+    step = jax.jit(prog.step)
+    start = np.asarray(carry.betas)
+    for t in range(25):
+        carry, _ = step(jax.random.PRNGKey(t + 1), carry, args)
+        want_pe, want_g = jax.vmap(
+            jax.value_and_grad(lambda z, b: tempering.tempered_potential(model, z, args, b)), in_axes=(0, 0)
+        )(carry.states.z, carry.betas)
+        np.testing.assert_allclose(carry.states.potential_energy, want_pe, rtol=1e-9, atol=1e-9, err_msg=str(t))
+        np.testing.assert_allclose(carry.states.z_grad["x"], want_g["x"], rtol=1e-9, atol=1e-9, err_msg=str(t))
+    assert not np.allclose(np.asarray(carry.betas), start)  # the ladder moved (at iteration 20)
+
+
 def _run(kind: str, args: MixtureArgs, start: float, label: str = ""):
     cfg = SamplerConfig(
         kind=kind,
@@ -127,6 +169,7 @@ def _mcse(draws: np.ndarray) -> float:
     return float(az.mcse(draws, method="mean"))
 
 
+@pytest.mark.slow  # a statistical test (three compiled runs); the invariants above run in the fast suite
 def test_tempering_weighs_modes_a_single_chain_cannot_cross(monkeypatch):
     """Modes at -2 and +2 (weights 0.7 / 0.3) with a barrier of about 50 nats at x = 0; every chain starts in the
     lighter mode.  Tempered chains reach the exact mean of x and of x > 0 within 5 MCSE; the sampler with its swaps

@@ -66,6 +66,8 @@ CASES = {
     "gibbs-collapsed": ("markov", "gibbs", "collapsed", LONG),
     "gibbs-weights": ("markov", "gibbs", "weights", LONG),
     "digits-nuts-order_parameters": ("digits", "nuts", "order_parameters", LONG),
+    # replica-exchange NUTS: every chain is 8 NUTS chains (its default replicas), so its floor counts theirs
+    "tempering-order_parameters": ("markov", "tempering", "order_parameters", SHORT),
     # NUTS's chains run one after another on CPU ("auto"); the same runs vectorized, which "auto" did before
     # (NUTS under vmap runs every iteration as long as the longest tree, and its programs compile slower)
     "nuts-order_parameters-vectorized": ("markov", "nuts", "order_parameters", LONG, {"chain_method": "vectorized"}),

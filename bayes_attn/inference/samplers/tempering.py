@@ -26,8 +26,8 @@ NUTS adaptation, as :mod:`.nuts`); the second half of warm-up adapts them to the
 parameters and the sampled attention).
 
 Stats (replica 0's, at the stored state): ``lp``, ``acceptance_rate``, ``step_size``, ``diverging``,
-``tree_depth``, ``energy`` as NUTS's; ``n_steps``: gradient evaluations of every replica (leapfrog steps plus one
-per replica for the swap); ``swap_rate``: mean acceptance probability of the swaps proposed at the iteration.
+``tree_depth``, ``energy`` as NUTS's; ``n_steps``: gradient evaluations of the model's density by every replica
+(leapfrog steps; an exchange adds one gradient of the prior alone per replica, not counted); ``swap_rate``: mean acceptance probability of the swaps proposed at the iteration.
 """
 
 from __future__ import annotations
@@ -180,22 +180,38 @@ def build_kernel(model, settings: Settings):
         )
         states = _map_replicas(lambda sb: sample_kernel(sb[0], model_args=(args, sb[1])), (carry.states, carry.betas))
 
-        prior, lik, g_prior, g_lik = jax.vmap(lambda z: _values_and_grads(model, z, args))(states.z)
-        perm, prob, proposed = swap(key, carry.betas, lik, carry.t % 2)
-        take = lambda x: x[perm]  # noqa: E731
-        prior, lik, g_prior, g_lik = take(prior), take(lik), jax.tree.map(take, g_prior), jax.tree.map(take, g_lik)
         b = carry.betas
-        pe = -(prior + b * lik)
-        grad = jax.tree.map(lambda gp, gl: -(gp + b.reshape((-1,) + (1,) * (gp.ndim - 1)) * gl), g_prior, g_lik)
-        kinetic = states.energy - states.potential_energy
+        prior, g_prior = _map_replicas(lambda z: _prior_value_and_grad(model, z, args), states.z)
+        lik = (-states.potential_energy - prior) / b  # a replica's potential is -(prior + beta lik)
+        perm, prob, proposed = swap(key, b, lik, carry.t % 2)
+        take = lambda x: x[perm]  # noqa: E731  (replica k receives the state of replica perm[k])
+        pe_from, energy_from = take(states.potential_energy), take(states.energy)
+        grad_from = jax.tree.map(take, states.z_grad)
+        pe, grad = exchanged_potential(b, take(b), pe_from, grad_from, take(prior), jax.tree.map(take, g_prior))
+        moved = perm != jnp.arange(b.shape[0])
+        pe = jnp.where(moved, pe, pe_from)
         states = states._replace(
-            z=jax.tree.map(take, states.z), z_grad=grad, potential_energy=pe, energy=pe + kinetic[perm]
+            z=jax.tree.map(take, states.z),
+            potential_energy=pe,
+            z_grad=jax.tree.map(lambda new, old: jnp.where(_rows(moved, new), new, old), grad, grad_from),
+            energy=energy_from - pe_from + pe,
         )
         rejections = carry.rejections + jnp.where(proposed, 1.0 - prob, 0.0)
         proposals = carry.proposals + proposed
         t = carry.t + 1
         move = t == ladder_at
         betas = jnp.where(move, equal_rejection_ladder(b, rejections / jnp.maximum(proposals, 1)), b)
+        # a moved ladder moves every state's potential to its rung's new beta (NUTS keeps the potential and gradient
+        # of its state and would otherwise start the next trajectory from stale ones)
+        pe_moved, grad_moved = exchanged_potential(
+            betas, b, pe, states.z_grad, take(prior), jax.tree.map(take, g_prior)
+        )
+        states = states._replace(
+            potential_energy=jnp.where(move, pe_moved, pe),
+            z_grad=jax.tree.map(lambda new, old: jnp.where(move, new, old), grad_moved, states.z_grad),
+            energy=states.energy + jnp.where(move, pe_moved - pe, 0.0),
+        )
+        pe = states.potential_energy
         carry = Carry(
             states, betas, jnp.where(move, 0.0, rejections), jnp.where(move, 0.0, proposals).astype(b.dtype), t
         )
@@ -205,7 +221,7 @@ def build_kernel(model, settings: Settings):
             "acceptance_rate": states.accept_prob[0],
             "step_size": states.adapt_state.step_size[0],
             "diverging": states.diverging[0],
-            "n_steps": jnp.sum(n) + settings.replicas,
+            "n_steps": jnp.sum(n),
             "tree_depth": jnp.floor(jnp.log2(jnp.maximum(n[0], 1))).astype(jnp.int64) + 1,
             "energy": states.energy[0],
             "swap_rate": jnp.sum(jnp.where(proposed, prob, 0.0)) / jnp.maximum(jnp.sum(proposed), 1),
@@ -215,12 +231,29 @@ def build_kernel(model, settings: Settings):
     return kernel
 
 
-def _values_and_grads(model, z, args):
-    """``(log prior, log lik, grad log prior, grad log lik)`` at ``z``: one gradient of the model's density and one
-    of its prior."""
-    prior, g_prior = jax.value_and_grad(lambda x: _prior_model(model).log_density(x, args))(z)
-    full, g_full = jax.value_and_grad(lambda x: model.log_density(x, args))(z)
-    return prior, full - prior, g_prior, jax.tree.map(jnp.subtract, g_full, g_prior)
+def _prior_value_and_grad(model, z, args):
+    """``(log prior(z), grad log prior(z))``."""
+    return jax.value_and_grad(lambda x: _prior_model(model).log_density(x, args))(z)
+
+
+def _rows(v, like):
+    """``v`` (one value per replica) shaped to broadcast against ``like`` (replicas first)."""
+    return v.reshape((-1,) + (1,) * (like.ndim - 1))
+
+
+def exchanged_potential(betas, betas_from, pe_from, grad_from, prior, g_prior):
+    """Potentials and gradients of states that moved to another rung, from their own.  A state at ``beta_j`` has
+    potential ``pe_j = -(prior + beta_j lik)``; at ``beta_k`` it is::
+
+        -prior + (beta_k / beta_j) (pe_j + prior),      and the same for the gradient,
+
+    so an exchange needs only the prior's value and gradient, not a second gradient of the likelihood, and rounding
+    is amplified by at most the ratio of neighbouring rungs.  Every argument is per receiving replica ``k``:
+    ``betas_from``, ``pe_from``, ``grad_from``, ``prior``, ``g_prior`` are those of the state it receives."""
+    ratio = betas / betas_from
+    pe = -prior + ratio * (pe_from + prior)
+    grad = jax.tree.map(lambda g, gp: -gp + _rows(ratio, g) * (g + gp), grad_from, g_prior)
+    return pe, grad
 
 
 def program(model, settings: Settings) -> Program:
@@ -244,6 +277,7 @@ __all__ = [
     "MIN_LADDER_WARMUP",
     "build_kernel",
     "equal_rejection_ladder",
+    "exchanged_potential",
     "geometric_ladder",
     "init",
     "log_prior_and_likelihood",
