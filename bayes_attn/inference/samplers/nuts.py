@@ -65,10 +65,10 @@ def init(rng_key, model, args, settings: Settings, position=None, inverse_mass_m
     return _call_init_kernel(model, settings, position, args, inverse_mass_matrix, rng_key)
 
 
-def _call_init_kernel(model, settings: Settings, position, args, inverse_mass_matrix, rng_key) -> State:
-    init_kernel, _ = _kernels(model, settings)
-    return init_kernel(
-        position,
+def init_options(model, args, settings: Settings, inverse_mass_matrix) -> dict:
+    """NumPyro ``init_kernel``'s settings of a run: everything but the position, the model arguments and the key
+    (shared with the tempered replicas of :mod:`.tempering`)."""
+    return dict(
         num_warmup=settings.warmup,
         step_size=1.0,
         inverse_mass_matrix=inverse_mass_matrix,
@@ -77,9 +77,13 @@ def _call_init_kernel(model, settings: Settings, position, args, inverse_mass_ma
         dense_mass=_dense_structure(model, args, settings),
         target_accept_prob=settings.target_accept,
         max_tree_depth=settings.max_tree_depth,
-        model_args=(args,),
-        rng_key=rng_key,
     )
+
+
+def _call_init_kernel(model, settings: Settings, position, args, inverse_mass_matrix, rng_key) -> State:
+    init_kernel, _ = _kernels(model, settings)
+    options = init_options(model, args, settings, inverse_mass_matrix)
+    return init_kernel(position, **options, model_args=(args,), rng_key=rng_key)
 
 
 def build_kernel(model, settings: Settings):
@@ -128,4 +132,4 @@ def program(model, settings: Settings) -> Program:
     return Program(init_fn, sample_step, lambda k, s, a: s, lambda s, a: s.z, {"diverging": "any", "n_steps": "sum"})
 
 
-__all__ = ["State", "Info", "init", "build_kernel", "program"]
+__all__ = ["State", "Info", "init", "init_options", "build_kernel", "program"]

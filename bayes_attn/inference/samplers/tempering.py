@@ -43,7 +43,7 @@ from numpyro.infer.hmc import HMCState, hmc
 from numpyro.infer.util import ParamInfo, find_valid_initial_params
 
 from ._base import Program, Settings
-from .nuts import _dense_structure
+from .nuts import init_options
 
 #: fewest warm-up iterations before the ladder is moved (fewer: the geometric ladder is kept)
 MIN_LADDER_WARMUP = 20
@@ -119,19 +119,8 @@ def _kernels(model, settings: Settings):
 def _init_replica(model, settings: Settings, position: dict, args, beta, inverse_mass_matrix, rng_key) -> HMCState:
     init_kernel, _ = _kernels(model, settings)
     pe, grad = jax.value_and_grad(lambda z: tempered_potential(model, z, args, beta))(position)
-    return init_kernel(
-        ParamInfo(position, pe, grad),
-        num_warmup=settings.warmup,
-        step_size=1.0,
-        inverse_mass_matrix=inverse_mass_matrix,
-        adapt_step_size=True,
-        adapt_mass_matrix=not settings.fixed_metric,
-        dense_mass=_dense_structure(model, args, settings),
-        target_accept_prob=settings.target_accept,
-        max_tree_depth=settings.max_tree_depth,
-        model_args=(args, beta),
-        rng_key=rng_key,
-    )
+    options = init_options(model, args, settings, inverse_mass_matrix)
+    return init_kernel(ParamInfo(position, pe, grad), **options, model_args=(args, beta), rng_key=rng_key)
 
 
 def _map_replicas(fn, xs):
