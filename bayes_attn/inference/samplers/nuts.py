@@ -57,12 +57,26 @@ def init(rng_key, model, args, settings: Settings, position=None, inverse_mass_m
     """NumPyro ``NUTS.init`` for one chain: ``position`` (sites) or ``init_to_uniform``, then ``init_kernel``."""
     rng_key, key_init = jax.random.split(rng_key)
     if position is None:
-        proto = {k: jnp.zeros(s) for k, s in model.free_sites(args).items()}
-        (z, pe, grad), _ = find_valid_initial_params(
-            key_init, model.numpyro_model, init_strategy=init_to_uniform(), model_args=(args,), prototype_params=proto
-        )
-        position = ParamInfo(z, pe, grad)
+        position = uniform_start(key_init, model, args)
     return _call_init_kernel(model, settings, position, args, inverse_mass_matrix, rng_key)
+
+
+def uniform_start(key, model, args) -> ParamInfo:
+    """NumPyro's ``init_to_uniform`` start of one chain: ``ParamInfo(sites, potential, gradient)``."""
+    proto = {k: jnp.zeros(s) for k, s in model.free_sites(args).items()}
+    (z, pe, grad), _ = find_valid_initial_params(
+        key, model.numpyro_model, init_strategy=init_to_uniform(), model_args=(args,), prototype_params=proto
+    )
+    return ParamInfo(z, pe, grad)
+
+
+def trace_abstractly(fn, *trees) -> None:
+    """Trace ``fn`` on the shapes and dtypes of ``trees``, computing nothing: NumPyro's ``sample_kernel`` reads
+    settings (tree depth, warm-up adapter) that only its ``init_kernel`` sets, and a process whose start program
+    was read from disk (:mod:`bayes_attn._programs`) never ran ``init_kernel``; running it abstractly with a
+    state's shapes sets them (they do not depend on the values)."""
+    like = lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))  # noqa: E731
+    jax.eval_shape(fn, *(jax.tree.map(like, t) for t in trees))
 
 
 def init_options(model, args, settings: Settings, inverse_mass_matrix) -> dict:
@@ -91,16 +105,11 @@ def build_kernel(model, settings: Settings):
     _, sample_kernel = _kernels(model, settings)
 
     def kernel(state: State, args):
-        # NumPyro's sample_kernel reads settings (tree depth, warm-up adapter) that only its init_kernel sets, and a
-        # process whose start program was read from disk (bayes_attn._programs) never ran init_kernel: run it
-        # abstractly here, with this state's shapes (the settings it sets do not depend on the values)
-        like = lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))  # noqa: E731
-        start = ParamInfo(state.z, state.potential_energy, state.z_grad)
-        jax.eval_shape(
+        trace_abstractly(
             lambda p, a, k: _call_init_kernel(model, settings, p, a, None, k),
-            jax.tree.map(like, start),
-            jax.tree.map(like, args),
-            like(state.rng_key),
+            ParamInfo(state.z, state.potential_energy, state.z_grad),
+            args,
+            state.rng_key,
         )
         new = sample_kernel(state, model_args=(args,))
         return new, Info(new.accept_prob, new.diverging, new.num_steps, new.energy)
@@ -132,4 +141,4 @@ def program(model, settings: Settings) -> Program:
     return Program(init_fn, sample_step, lambda k, s, a: s, lambda s, a: s.z, {"diverging": "any", "n_steps": "sum"})
 
 
-__all__ = ["State", "Info", "init", "init_options", "build_kernel", "program"]
+__all__ = ["State", "Info", "init", "init_options", "uniform_start", "trace_abstractly", "build_kernel", "program"]

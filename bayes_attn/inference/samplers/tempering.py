@@ -38,12 +38,11 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from numpyro.infer import init_to_uniform
 from numpyro.infer.hmc import HMCState, hmc
-from numpyro.infer.util import ParamInfo, find_valid_initial_params
+from numpyro.infer.util import ParamInfo
 
 from ._base import Program, Settings
-from .nuts import init_options
+from .nuts import init_options, trace_abstractly, uniform_start
 
 #: fewest warm-up iterations before the ladder is moved (fewer: the geometric ladder is kept)
 MIN_LADDER_WARMUP = 20
@@ -137,10 +136,7 @@ def init(rng_key, model, args, settings: Settings, position=None, inverse_mass_m
     geometric ladder, with its own NUTS adaptation state and key."""
     rng_key, key_init = jax.random.split(rng_key)
     if position is None:
-        proto = {k: jnp.zeros(s) for k, s in model.free_sites(args).items()}
-        (position, _, _), _ = find_valid_initial_params(
-            key_init, model.numpyro_model, init_strategy=init_to_uniform(), model_args=(args,), prototype_params=proto
-        )
+        position = uniform_start(key_init, model, args).z
     betas = geometric_ladder(settings.replicas, settings.beta_min).astype(jax.tree.leaves(position)[0].dtype)
     keys = jax.random.split(rng_key, settings.replicas)
     states = _map_replicas(
@@ -157,14 +153,12 @@ def build_kernel(model, settings: Settings):
     ladder_at = settings.warmup // 2 if settings.warmup // 2 >= MIN_LADDER_WARMUP else -1
 
     def kernel(key, carry: Carry, args):
-        # as in .nuts.build_kernel: NumPyro's sample_kernel reads settings only its init_kernel sets
-        like = lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))  # noqa: E731
-        one = jax.tree.map(lambda x: like(x[0]), carry.states)
-        jax.eval_shape(
+        one = jax.tree.map(lambda x: x[0], carry.states)
+        trace_abstractly(  # as .nuts.build_kernel does
             lambda z, a, b, k: _init_replica(model, settings, z, a, b, None, k),
             one.z,
-            jax.tree.map(like, args),
-            like(carry.betas[0]),
+            args,
+            carry.betas[0],
             one.rng_key,
         )
         states = _map_replicas(lambda sb: sample_kernel(sb[0], model_args=(args, sb[1])), (carry.states, carry.betas))
@@ -173,37 +167,27 @@ def build_kernel(model, settings: Settings):
         prior, g_prior = _map_replicas(lambda z: _prior_value_and_grad(model, z, args), states.z)
         lik = (-states.potential_energy - prior) / b  # a replica's potential is -(prior + beta lik)
         perm, prob, proposed = swap(key, b, lik, carry.t % 2)
-        take = lambda x: x[perm]  # noqa: E731  (replica k receives the state of replica perm[k])
-        pe_from, energy_from = take(states.potential_energy), take(states.energy)
-        grad_from = jax.tree.map(take, states.z_grad)
-        pe, grad = exchanged_potential(b, take(b), pe_from, grad_from, take(prior), jax.tree.map(take, g_prior))
-        moved = perm != jnp.arange(b.shape[0])
-        pe = jnp.where(moved, pe, pe_from)
-        states = states._replace(
-            z=jax.tree.map(take, states.z),
-            potential_energy=pe,
-            z_grad=jax.tree.map(lambda new, old: jnp.where(_rows(moved, new), new, old), grad, grad_from),
-            energy=energy_from - pe_from + pe,
-        )
         rejections = carry.rejections + jnp.where(proposed, 1.0 - prob, 0.0)
         proposals = carry.proposals + proposed
         t = carry.t + 1
         move = t == ladder_at
         betas = jnp.where(move, equal_rejection_ladder(b, rejections / jnp.maximum(proposals, 1)), b)
-        # a moved ladder moves every state's potential to its rung's new beta (NUTS keeps the potential and gradient
-        # of its state and would otherwise start the next trajectory from stale ones)
-        pe_moved, grad_moved = exchanged_potential(
-            betas, b, pe, states.z_grad, take(prior), jax.tree.map(take, g_prior)
-        )
+        # replica k now holds the state of replica perm[k], at its rung's beta (moved with the ladder, if it moved):
+        # a state that changed rung or beta gets the potential and gradient of its new one, since NUTS starts its
+        # next trajectory from those it keeps
+        take = lambda x: x[perm]  # noqa: E731
+        pe_from, energy_from = take(states.potential_energy), take(states.energy)
+        grad_from = jax.tree.map(take, states.z_grad)
+        pe, grad = exchanged_potential(betas, take(b), pe_from, grad_from, take(prior), jax.tree.map(take, g_prior))
+        changed = (perm != jnp.arange(b.shape[0])) | move
+        pe = jnp.where(changed, pe, pe_from)
         states = states._replace(
-            potential_energy=jnp.where(move, pe_moved, pe),
-            z_grad=jax.tree.map(lambda new, old: jnp.where(move, new, old), grad_moved, states.z_grad),
-            energy=states.energy + jnp.where(move, pe_moved - pe, 0.0),
+            z=jax.tree.map(take, states.z),
+            potential_energy=pe,
+            z_grad=jax.tree.map(lambda new, old: jnp.where(_rows(changed, new), new, old), grad, grad_from),
+            energy=energy_from - pe_from + pe,
         )
-        pe = states.potential_energy
-        carry = Carry(
-            states, betas, jnp.where(move, 0.0, rejections), jnp.where(move, 0.0, proposals).astype(b.dtype), t
-        )
+        carry = Carry(states, betas, jnp.where(move, 0.0, rejections), jnp.where(move, 0.0, proposals), t)
         n = states.num_steps.astype(jnp.int64)
         stats = {
             "lp": -pe[0],
@@ -231,8 +215,8 @@ def _rows(v, like):
 
 
 def exchanged_potential(betas, betas_from, pe_from, grad_from, prior, g_prior):
-    """Potentials and gradients of states that moved to another rung, from their own.  A state at ``beta_j`` has
-    potential ``pe_j = -(prior + beta_j lik)``; at ``beta_k`` it is::
+    """Potentials and gradients of states at a new beta (an exchanged state, or a rung the ladder moved), from their
+    own.  A state at ``beta_j`` has potential ``pe_j = -(prior + beta_j lik)``; at ``beta_k`` it is::
 
         -prior + (beta_k / beta_j) (pe_j + prior),      and the same for the gradient,
 
