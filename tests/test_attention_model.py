@@ -282,3 +282,26 @@ def test_two_routes_agree_and_a_planted_prior_scale_is_rejected():
     (m1, e1), (m2, e2), (m3, e3) = out["collapsed"], out["weights"], out["planted"]
     assert np.all(np.abs(m1 - m2) < 5 * np.hypot(e1, e2)), (m1, m2, e1, e2)
     assert np.any(np.abs(m1 - m3) > 5 * np.hypot(e1, e3)), (m1, m3, e1, e3)
+
+
+@pytest.mark.parametrize("kind, limit", [("attention", "finite"), ("attention", "gp"), ("order_parameters", "finite")])
+def test_prior_and_likelihood_in_one_pass_are_the_densities_without_and_with_the_data(kind, limit):
+    """Model.log_prior_and_likelihood (one pass, what tempering differentiates) against the two NumPyro densities:
+    the prior is the density of the model without its data, and the likelihood the full density minus it."""
+    import dataclasses
+
+    task = random_task(P=9, Q=4, S=3, n0=4, heads=(2,), seed=5)
+    spec = task.spec(width=7, temperature=0.2, variances=[1.0, 0.8, 1.3])
+    rng = np.random.default_rng(1)
+    opts = dict(rank=2, basis=rng.standard_normal((4, 3)), limit=limit) if kind == "attention" else {}
+    model, args = build_model(task, spec, kind, **opts)
+    for _ in range(3):
+        z = {k: 0.7 * rng.standard_normal(s) for k, s in model.site_shapes().items()}
+        prior, lik = model.log_prior_and_likelihood(z, args)
+        want_prior = float(dataclasses.replace(model, data=False).log_density(z, args))
+        want_lik = float(model.log_density(z, args)) - want_prior
+        assert float(prior) == pytest.approx(want_prior, rel=1e-10, abs=1e-9)
+        assert float(lik) == pytest.approx(want_lik, rel=1e-10, abs=1e-9)
+        assert abs(float(lik)) > 1e-3  # the data term is there (a likelihood dropped by mistake would read 0)
+        p0, l0 = dataclasses.replace(model, data=False).log_prior_and_likelihood(z, args)
+        assert float(p0) == pytest.approx(want_prior, rel=1e-10, abs=1e-9) and float(l0) == 0.0

@@ -17,6 +17,7 @@ from numpyro.infer.util import potential_energy
 from scipy.stats import norm
 
 from bayes_attn.inference import SamplerConfig, Settings, run_chains
+from bayes_attn.inference.models import Model
 from bayes_attn.inference.samplers import tempering
 
 
@@ -105,6 +106,8 @@ class Bimodal:
 
     def log_density(self, z, args):
         return -potential_energy(self.numpyro_model, (args,), {}, z)
+
+    log_prior_and_likelihood = Model.log_prior_and_likelihood  # the two-pass default
 
     def derived(self, z, args, store_weights=False):
         x = z["x"][0]

@@ -38,7 +38,14 @@ from ._evidence import (
     saddle_attention_grad,
     saddle_log_evidence,
 )
-from ._exact import OrderParameterLayout, check_widths, exact_log_density, prior_log_density, wishart_log_normalizer
+from ._exact import (
+    OrderParameterLayout,
+    check_widths,
+    exact_log_density,
+    exact_log_prior_and_likelihood,
+    prior_log_density,
+    wishart_log_normalizer,
+)
 from ._heads import (
     NORMALIZATIONS,
     SCORE_VARIANTS,
@@ -106,6 +113,7 @@ __all__ = [
     "prior_log_density",
     "wishart_log_normalizer",
     "exact_log_density",
+    "exact_log_prior_and_likelihood",
     "SaddleEvidence",
     "saddle_log_evidence",
     "log_evidence",

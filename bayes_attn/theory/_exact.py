@@ -173,6 +173,20 @@ def prior_log_density(U_a, Us, hyper, factors=None):
     return -0.5 * (entropy(U_a, Us, hyper, factors) + extra) + wishart_log_normalizer([U.shape[0] for U in Us], hyper)
 
 
+def exact_log_prior_and_likelihood(layout: OrderParameterLayout, xi: dict, hyper, kd: KernelData | None = None, y=None):
+    """The two terms of :func:`exact_log_density`, from one unpacking of the sites: ``(prior, likelihood)``.
+
+    ``prior``: the prior chain's log-density plus the log-Jacobian of ``xi -> U`` (eq. (5.2b) without data);
+    ``likelihood``: the data term ``-E(U_1) / 2`` (``0`` when ``kd`` is None).  Tempering scales the second alone
+    (docs/samplers.md, "Tempering").
+    """
+    U_a, Us, Ls, log_jac = layout.unpack_factors(xi, hyper)
+    prior = prior_log_density(U_a, Us, hyper, Ls) + log_jac
+    if kd is None:
+        return prior, jnp.zeros_like(prior)
+    return prior, -0.5 * energy(Us[0], kd, y, hyper.temperature)
+
+
 def exact_log_density(layout: OrderParameterLayout, xi: dict, hyper, kd: KernelData | None = None, y=None):
     """``ln p(xi | D) + ln p(D) + (P/2) ln 2 pi`` (eq. (5.2b) in the sites of eq. (5.2f)).
 
@@ -180,11 +194,15 @@ def exact_log_density(layout: OrderParameterLayout, xi: dict, hyper, kd: KernelD
     ``ln N(y; 0, K_{U_1} + T I)`` up to ``-(P/2) ln 2 pi``); the prior alone when ``kd`` is None.
     Integrating ``exp`` of this over ``xi`` gives ``p(D) (2 pi)^{P/2}`` (the evidence up to that constant).
     """
-    U_a, Us, Ls, log_jac = layout.unpack_factors(xi, hyper)
-    out = prior_log_density(U_a, Us, hyper, Ls) + log_jac
-    if kd is not None:
-        out = out - 0.5 * energy(Us[0], kd, y, hyper.temperature)
-    return out
+    prior, likelihood = exact_log_prior_and_likelihood(layout, xi, hyper, kd, y)
+    return prior + likelihood
 
 
-__all__ = ["OrderParameterLayout", "check_widths", "wishart_log_normalizer", "prior_log_density", "exact_log_density"]
+__all__ = [
+    "OrderParameterLayout",
+    "check_widths",
+    "wishart_log_normalizer",
+    "prior_log_density",
+    "exact_log_density",
+    "exact_log_prior_and_likelihood",
+]

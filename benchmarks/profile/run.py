@@ -267,11 +267,12 @@ def run_case(case: str, tmp: Path, child_args: tuple[str, ...] = (), floor: bool
 #: short runs for the cold-minus-warm measurement: what a cold process adds (compiling) does not depend on the
 #: run's length, while the sampling phases -- the same compiled programs in both processes -- add their timing
 #: noise to the difference in proportion to their length (a few per cent of a minute-long run on this machine);
-#: NUTS on the weight-space models runs its deep trees for fewer iterations
+#: the costly iterations run fewer of them: NUTS's deep trees on the weight-space models, and tempering's eight
+#: replicas per chain (at 40 warm-up iterations its ladder still moves, at iteration 20)
 COLD_WARM_LENGTH, COLD_WARM_LENGTH_DEEP = (100, 100), (40, 40)
 #: the width of the cold-minus-warm runs (the speed target is set at N = 30, 4 chains)
 COLD_WARM_WIDTH = 30
-_DEEP = ("nuts-collapsed", "nuts-weights", "nuts-collapsed-vectorized")
+_DEEP = ("nuts-collapsed", "nuts-weights", "nuts-collapsed-vectorized", "tempering-order_parameters")
 
 
 def cold_warm(cases, repeats: int, width: int, tmp: Path, smoke: bool = False) -> dict:

@@ -51,7 +51,7 @@ from ...network import (
     qk_scores,
     softmax_keys,
 )
-from ...theory import OrderParameterLayout, exact_log_density
+from ...theory import OrderParameterLayout, exact_log_density, exact_log_prior_and_likelihood
 from ._base import Model, ModelArgs
 from ._order_parameters import _flat_site
 from ._weights import weight_shapes, weights_from_latent
@@ -156,6 +156,24 @@ class AttentionModel(Model):
             numpyro.factor(
                 "y", gaussian_log_marginal(apply_kernel(kd, self.gp_U(args)), args.y, args.hyper.temperature)
             )
+
+    def log_prior_and_likelihood(self, z, args: ModelArgs):
+        """``(ln p(z), ln p(y | z))`` of :meth:`numpyro_model` from one pass (tempering evaluates both in every
+        gradient): the standard normal query and key sites plus, at finite width, the order parameters' prior chain
+        (:func:`bayes_attn.theory.exact_log_prior_and_likelihood`); the data term at finite width, or the GP
+        marginal likelihood in the limit."""
+        prior = sum(jnp.sum(dist.Normal(0.0, 1.0).log_prob(z[k])) for k in self.attention_shapes())
+        kd = None
+        if self.data:
+            ph = self._phi(z, args, "train")
+            kd = KernelData(ph, ph, None)
+        if self.limit == "finite":
+            xi = {k: z[k] for k in self.layout.site_names}
+            chain, likelihood = exact_log_prior_and_likelihood(self.layout, xi, args.hyper, kd, args.y)
+            return prior + chain, likelihood
+        if kd is None:
+            return prior, jnp.zeros_like(prior)
+        return prior, gaussian_log_marginal(apply_kernel(kd, self.gp_U(args)), args.y, args.hyper.temperature)
 
     def derived(self, z, args, store_weights=False):
         inp = args.inputs

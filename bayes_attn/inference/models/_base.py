@@ -13,7 +13,7 @@ A model is split in two so that one compiled sampler serves many runs:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -73,6 +73,13 @@ class Model:
     def log_density(self, z: dict, args: ModelArgs):
         """``ln p(z, y)`` of the NumPyro model (up to its constants): ``-potential_energy``."""
         return -potential_energy(self.numpyro_model, (args,), {}, z)
+
+    def log_prior_and_likelihood(self, z: dict, args: ModelArgs):
+        """``(ln p(z), ln p(y | z))``, whose sum is :meth:`log_density`: the density of the same model without its
+        data (``data = False``) and the rest.  This default traces the model twice; models that can drop their data
+        compute both from one pass (tempering evaluates them in every gradient, docs/samplers.md "Tempering")."""
+        prior = replace(self, data=False).log_density(z, args)
+        return prior, self.log_density(z, args) - prior
 
 
 __all__ = ["Model", "ModelArgs"]

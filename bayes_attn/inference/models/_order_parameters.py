@@ -27,7 +27,7 @@ from numpyro.distributions import constraints
 
 from ..._errors import InputError
 from ...network import predictive
-from ...theory import OrderParameterLayout, exact_log_density, solve
+from ...theory import OrderParameterLayout, exact_log_density, exact_log_prior_and_likelihood, solve
 from ._base import Model, ModelArgs
 
 
@@ -59,6 +59,11 @@ class OrderParameterModel(Model):
         """:func:`bayes_attn.theory.exact_log_density` at the sites ``xi``."""
         kd = args.kernels.train if self.data else None
         return exact_log_density(self.layout, xi, args.hyper, kd, args.y)
+
+    def log_prior_and_likelihood(self, xi, args: ModelArgs):
+        """:func:`bayes_attn.theory.exact_log_prior_and_likelihood` at the sites ``xi`` (one pass)."""
+        kd = args.kernels.train if self.data else None
+        return exact_log_prior_and_likelihood(self.layout, xi, args.hyper, kd, args.y)
 
     def numpyro_model(self, args: ModelArgs):
         xi = {name: numpyro.sample(name, _flat_site(shape)) for name, shape in self.site_shapes().items()}

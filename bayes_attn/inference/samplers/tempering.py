@@ -64,15 +64,10 @@ def _prior_model(model):
     return dataclasses.replace(model, data=False)
 
 
-def log_prior_and_likelihood(model, z: dict, args):
-    """``(log prior(z), log lik(z))``: the density of the model without data, and the full density minus it."""
-    prior = _prior_model(model).log_density(z, args)
-    return prior, model.log_density(z, args) - prior
-
-
 def tempered_potential(model, z: dict, args, beta):
-    """``-(log prior(z) + beta log lik(z))``: the potential replica ``beta`` samples."""
-    prior, lik = log_prior_and_likelihood(model, z, args)
+    """``-(log prior(z) + beta log lik(z))``: the potential replica ``beta`` samples (both terms from one pass of the
+    model, :meth:`~bayes_attn.inference.models.Model.log_prior_and_likelihood`)."""
+    prior, lik = model.log_prior_and_likelihood(z, args)
     return -(prior + beta * lik)
 
 
@@ -206,7 +201,7 @@ def build_kernel(model, settings: Settings):
 
 def _prior_value_and_grad(model, z, args):
     """``(log prior(z), grad log prior(z))``."""
-    return jax.value_and_grad(lambda x: _prior_model(model).log_density(x, args))(z)
+    return jax.value_and_grad(lambda x: _prior_model(model).log_prior_and_likelihood(x, args)[0])(z)
 
 
 def _rows(v, like):
@@ -253,7 +248,6 @@ __all__ = [
     "exchanged_potential",
     "geometric_ladder",
     "init",
-    "log_prior_and_likelihood",
     "program",
     "swap",
     "tempered_potential",
