@@ -112,12 +112,20 @@ def enable_compilation_cache(path=None) -> Path | None:
 SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false"
 
 
+def with_single_thread_flags(flags: str) -> str:
+    """``flags`` (an ``XLA_FLAGS`` value) with :data:`SINGLE_THREAD_XLA_FLAGS` added, unless it sets that flag
+    already.  A process that limits itself and the sweep workers it starts then carry the same string: JAX's
+    persistent compilation cache keys a program by ``XLA_FLAGS`` too, so with the same string the workers read
+    the programs their parent compiled (the main job's cell theory, docs/design.md)."""
+    if "xla_cpu_multi_thread_eigen" in flags:
+        return flags
+    return (flags + " " + SINGLE_THREAD_XLA_FLAGS).strip()
+
+
 def limit_xla_threads() -> None:
     """Add :data:`SINGLE_THREAD_XLA_FLAGS` to ``XLA_FLAGS`` (effective when this process has not yet
     initialised a JAX backend; XLA reads the flags then)."""
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_cpu_multi_thread_eigen" not in flags:
-        os.environ["XLA_FLAGS"] = (flags + " " + SINGLE_THREAD_XLA_FLAGS).strip()
+    os.environ["XLA_FLAGS"] = with_single_thread_flags(os.environ.get("XLA_FLAGS", ""))
 
 
 def usable_cores() -> int:
@@ -240,6 +248,7 @@ __all__ = [
     "cache_dir",
     "enable_compilation_cache",
     "limit_xla_threads",
+    "with_single_thread_flags",
     "pin_to_one_core",
     "limit_native_threads",
     "usable_cores",

@@ -11,6 +11,7 @@ from bayes_attn._cache import (
     SINGLE_THREAD_XLA_FLAGS,
     cache_dir,
     limit_xla_threads,
+    with_single_thread_flags,
     memory_map_usage,
     release_compiled_programs,
 )
@@ -40,6 +41,29 @@ def test_prune_deletes_the_oldest_entries_down_to_three_quarters(tmp_path):
     assert prune(tmp_path, max_bytes=1000) == 0  # at the limit: nothing goes
     assert prune(tmp_path, max_bytes=800) == 4  # 1000 > 800: down to <= 600, oldest first
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"e{i}-cache" for i in range(4, 10)]
+
+
+def test_a_limited_process_and_its_workers_carry_the_same_flags(monkeypatch):
+    """JAX's persistent cache keys programs by XLA_FLAGS: the sweep's workers must get the very string of a parent
+    that limited itself, not the flag twice (the main job's theory programs would not be theirs)."""
+    from bayes_attn.sweep import _run
+
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    limit_xla_threads()
+    parent = os.environ["XLA_FLAGS"]
+    assert with_single_thread_flags(parent) == parent
+    assert with_single_thread_flags("") == SINGLE_THREAD_XLA_FLAGS
+    seen = {}
+
+    class Cluster:
+        def __init__(self, **kw):
+            seen.update(kw)
+
+    monkeypatch.setattr("distributed.LocalCluster", Cluster)
+    monkeypatch.setattr("distributed.Client", lambda cluster: (_ for _ in ()).throw(RuntimeError("stop")))
+    with pytest.raises(RuntimeError, match="stop"):
+        _run.open_client(1, None)
+    assert seen["env"]["XLA_FLAGS"] == parent
 
 
 def test_limit_xla_threads_adds_the_flag_once(monkeypatch):
