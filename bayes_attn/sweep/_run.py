@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .._cache import SINGLE_THREAD_XLA_FLAGS, cache_dir, usable_cores
+from .._cache import cache_dir, usable_cores, with_single_thread_flags
 from .._errors import InputError
 from ._cell import ROW, run_cell
 from ._grid import Sweep
@@ -57,7 +57,7 @@ def open_client(workers: int | None, scheduler: str | None):
         except (OSError, TimeoutError) as exc:
             raise InputError(f"scheduler: cannot reach {scheduler!r} ({type(exc).__name__})", "scheduler") from None
     n = workers or usable_cores()
-    env = {"XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " " + SINGLE_THREAD_XLA_FLAGS).strip()}
+    env = {"XLA_FLAGS": with_single_thread_flags(os.environ.get("XLA_FLAGS", ""))}
     folder = cache_dir()
     env["BAYES_ATTN_CACHE_DIR"] = str(folder) if folder is not None else "off"
     dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.multiprocessing-method": "spawn"})
@@ -77,9 +77,16 @@ def _lost(cell, exc) -> dict:
 
 
 def run_cells(
-    sweep: Sweep, out: Path, *, workers: int | None = None, scheduler: str | None = None, progress: bool = True
+    sweep: Sweep,
+    out: Path,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = True,
+    cluster=None,
 ) -> list[dict]:
-    """Compute or reuse every cell; one result dict per cell, in grid order."""
+    """Compute or reuse every cell; one result dict per cell, in grid order.  ``cluster``: a
+    :func:`~._start.start_cluster` handle to run them on (closed at the end) instead of a cluster of their own."""
     from tqdm.auto import tqdm
 
     cells_dir = str(out / "cells")
@@ -87,14 +94,14 @@ def run_cells(
     bar = tqdm(total=len(sweep.cells), desc="sweep", unit="cell", disable=not progress, dynamic_ncols=True)
     results = {}
     try:
-        if workers == 0 and not scheduler:
+        if cluster is None and workers == 0 and not scheduler:
             for c in sweep.cells:
                 results[c.name] = run_cell(c.raw, base, cells_dir, c.name, c.hash)
                 bar.update(1)
         else:
             from distributed import as_completed
 
-            client, cluster = open_client(workers, scheduler)
+            client, local = open_client(workers, scheduler) if cluster is None else cluster.get()
             try:
                 futures = {
                     client.submit(
@@ -111,9 +118,12 @@ def run_cells(
                     bar.update(1)
                     bar.set_postfix(failed=sum(r["status"] == "failed" for r in results.values()))
             finally:
-                client.close()
-                if cluster is not None:
+                if cluster is not None:  # the started cluster: its client and LocalCluster
                     cluster.close()
+                else:
+                    client.close()
+                    if local is not None:
+                        local.close()
     finally:
         bar.close()
     return [results[c.name] for c in sweep.cells]
