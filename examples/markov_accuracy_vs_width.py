@@ -64,12 +64,6 @@ def main(argv=None):
         "'-' -> '_'); command-line options given explicitly still win",
     )
     args = ap.parse_args(argv)
-    # the sweep's workers run with one Eigen thread; so does this process, so that JAX's persistent cache (keyed by
-    # XLA_FLAGS too) serves them the theory programs compiled here: each worker's first cell then compiles only its
-    # sampler (docs/design.md, "The main job's cell theory")
-    from bayes_attn._cache import limit_xla_threads
-
-    limit_xla_threads()
     if args.config:
         import tomllib
 
@@ -86,26 +80,13 @@ def main(argv=None):
         args.chains, args.warmup, args.draws, n_test, n_val = 2, 30, 30, 8, 8
         args.data_seeds, args.workers = [0, 1], 0
 
-    cluster = None
-    if args.sample_widths and args.workers != 0:
-        # the sweep's workers start and import JAX while this process solves the theory grid on one thread
-        from bayes_attn.sweep import start_cluster
-
-        cluster = start_cluster(args.workers)
-    try:
-        results = {}
-        for i, k in enumerate(args.data_seeds):  # the first replicate's sweep runs on the started cluster
-            results[k] = replicate(args, k, n_test, n_val, cluster if i == 0 else None)
-    finally:
-        if cluster is not None:
-            cluster.close()
+    results = {k: replicate(args, k, n_test, n_val) for k in args.data_seeds}
     if len(results) > 1:
         aggregate(args, results)
 
 
-def replicate(args, k: int, n_test: int, n_val: int, cluster=None) -> dict:
-    """Theory scan, GP baselines and sampled widths for data/head seed replicate ``k`` (the sweep on ``cluster``, a
-    :func:`bayes_attn.sweep.start_cluster` handle, when given: the first replicate's, which closes it)."""
+def replicate(args, k: int, n_test: int, n_val: int) -> dict:
+    """Theory scan, GP baselines and sampled widths for data/head seed replicate ``k``."""
     import xarray as xr
 
     from _common import (
@@ -239,7 +220,7 @@ def replicate(args, k: int, n_test: int, n_val: int, cluster=None) -> dict:
             raw["data"]["noise"] = list(task.meta["noise"])
         sweep = build_sweep(raw, out, text=f"# examples/markov_accuracy_vs_width.py, replicate {k}\n")
         ts = time.time()
-        run_sweep(sweep, out / "sweep", workers=args.workers, progress=True, cluster=cluster)
+        run_sweep(sweep, out / "sweep", workers=args.workers, progress=True)
         print(f"sweep of {len(sweep.cells)} cells: {time.time() - ts:.0f} s")
         for N in args.sample_widths:
             i = W.index(N)
