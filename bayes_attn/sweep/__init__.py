@@ -15,7 +15,6 @@ from ..inference import write_netcdf
 from ._cell import ROW, cell_files, run_cell, summarise, to_toml
 from ._grid import Cell, Sweep, build_sweep, cell_hash
 from ._run import check_writable, open_client, run_cells, sweep_dataset
-from ._start import StartedCluster, start_cluster
 
 
 def _validator(base_dir: Path):
@@ -49,29 +48,15 @@ def load_sweep(path) -> Sweep:
     return build_sweep(raw, base, text, validate=_validator(base))
 
 
-def run_sweep(
-    sweep: Sweep,
-    out,
-    *,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    progress: bool = True,
-    cluster: StartedCluster | None = None,
-):
+def run_sweep(sweep: Sweep, out, *, workers: int | None = None, scheduler: str | None = None, progress: bool = True):
     """Compute or reuse every cell of ``sweep`` into ``out/cells/`` and write ``out/sweep.nc`` (atomically).
 
     Returns ``(dataset, results)``; cells that failed are in the dataset with ``status = "failed"`` and
-    their error line.  ``cluster``: a :func:`start_cluster` handle (a ``LocalCluster`` started in the background
-    while the script prepared the sweep) to run the cells on; the sweep closes it.
+    their error line.
     """
     out = Path(out)
-    try:
-        check_writable(out)
-    except BaseException:
-        if cluster is not None:
-            cluster.close()
-        raise
-    results = run_cells(sweep, out, workers=workers, scheduler=scheduler, progress=progress, cluster=cluster)
+    check_writable(out)
+    results = run_cells(sweep, out, workers=workers, scheduler=scheduler, progress=progress)
     ds = sweep_dataset(sweep, results)
     write_netcdf(ds, out / "sweep.nc")
     return ds, results
@@ -91,7 +76,5 @@ __all__ = [
     "cell_hash",
     "summarise",
     "open_client",
-    "start_cluster",
-    "StartedCluster",
     "to_toml",
 ]

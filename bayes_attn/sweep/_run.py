@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .._cache import cache_dir, usable_cores, with_single_thread_flags
+from .._cache import SINGLE_THREAD_XLA_FLAGS, cache_dir, usable_cores
 from .._errors import InputError
 from ._cell import ROW, run_cell
 from ._grid import Sweep
@@ -57,7 +57,7 @@ def open_client(workers: int | None, scheduler: str | None):
         except (OSError, TimeoutError) as exc:
             raise InputError(f"scheduler: cannot reach {scheduler!r} ({type(exc).__name__})", "scheduler") from None
     n = workers or usable_cores()
-    env = {"XLA_FLAGS": with_single_thread_flags(os.environ.get("XLA_FLAGS", ""))}
+    env = {"XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " " + SINGLE_THREAD_XLA_FLAGS).strip()}
     folder = cache_dir()
     env["BAYES_ATTN_CACHE_DIR"] = str(folder) if folder is not None else "off"
     dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.multiprocessing-method": "spawn"})
@@ -77,16 +77,9 @@ def _lost(cell, exc) -> dict:
 
 
 def run_cells(
-    sweep: Sweep,
-    out: Path,
-    *,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    progress: bool = True,
-    cluster=None,
+    sweep: Sweep, out: Path, *, workers: int | None = None, scheduler: str | None = None, progress: bool = True
 ) -> list[dict]:
-    """Compute or reuse every cell; one result dict per cell, in grid order.  ``cluster``: a
-    :func:`~._start.start_cluster` handle to run them on (closed at the end) instead of a cluster of their own."""
+    """Compute or reuse every cell; one result dict per cell, in grid order."""
     from tqdm.auto import tqdm
 
     cells_dir = str(out / "cells")
@@ -94,14 +87,14 @@ def run_cells(
     bar = tqdm(total=len(sweep.cells), desc="sweep", unit="cell", disable=not progress, dynamic_ncols=True)
     results = {}
     try:
-        if cluster is None and workers == 0 and not scheduler:
+        if workers == 0 and not scheduler:
             for c in sweep.cells:
                 results[c.name] = run_cell(c.raw, base, cells_dir, c.name, c.hash)
                 bar.update(1)
         else:
             from distributed import as_completed
 
-            client, local = open_client(workers, scheduler) if cluster is None else cluster.get()
+            client, cluster = open_client(workers, scheduler)
             try:
                 futures = {
                     client.submit(
@@ -118,12 +111,9 @@ def run_cells(
                     bar.update(1)
                     bar.set_postfix(failed=sum(r["status"] == "failed" for r in results.values()))
             finally:
-                if cluster is not None:  # the started cluster: its client and LocalCluster
+                client.close()
+                if cluster is not None:
                     cluster.close()
-                else:
-                    client.close()
-                    if local is not None:
-                        local.close()
     finally:
         bar.close()
     return [results[c.name] for c in sweep.cells]
