@@ -236,6 +236,31 @@ def test_attention_benchmark_smoke(tmp_path, sampler):
 
 
 @pytest.mark.slow
+def test_attention_benchmark_digits_smoke(tmp_path):
+    """benchmarks/attention/run.py --task digits at tiny sizes: the case is the digits task's (16 paths, mean readout,
+    T = 0.25) and the reference is the theory at the task's random heads; the Markov basis is refused."""
+    out = tmp_path / "digits.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "attention" / "run.py"), "--smoke", "--task", "digits"]
+    proc = subprocess.run(
+        cmd + ["--limits", "gp", "--bases", "none", "--rank", "2", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    (case,) = res["cases"]
+    assert res["task"] == "digits" and case["task"].startswith("digits") and case["temperature"] == 0.25
+    assert case["basis"] == "none" and case["rank"] == 2 and 0 <= case["accuracy"] <= 1
+    (ref,) = res["hand_built"]
+    assert ref["heads"] == "random (GD initialisation)" and 0 <= ref["accuracy"] <= 1
+    with np.load(tmp_path / case["maps_file"]) as maps:  # two layers of four heads over the 12 tokens
+        assert maps["attention_1"].shape[1:] == (4, 12, 12) and maps["attention_2"].shape[1] == 4
+    bad = subprocess.run(cmd + ["--bases", "pos_pc2", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "--bases" in bad.stderr.splitlines()[-1]
+
+
+@pytest.mark.slow
 def test_gd_markov_benchmark_smoke(tmp_path):
     """benchmarks/attention/gd_markov.py at tiny sizes: the GD network's accuracy and the theory at its attention."""
     out = tmp_path / "gd.json"

@@ -13,6 +13,12 @@ with the task's hand-built heads at the same ``P``, ``N``, ``T``.  Results go to
 after every case), so a run stopped at its deadline keeps what it finished.  ``--budget-s`` sizes each case's
 iterations to a time budget from two short timed pilots (a device lent for minutes).
 
+``--task digits``: the in-context digits episodes instead (docs/results.md §2: 16 paths, two layers of four heads,
+mean readout, T = 0.25 unless ``--temperature``), every token direction (``--bases none``); the reference next to
+each case is the theory at the task's heads, the random queries and keys of the GD network's initialisation
+(examples/learn_attention_digits.py), and the GD network's own accuracy comes from docs/figures/learn_digits.json in
+the table (scripts/tables/attention_compare_digits.py).
+
     python benchmarks/attention/run.py --out benchmarks/attention/results.json     # every case
     python benchmarks/attention/run.py --smoke --out /tmp/a.json                   # tiny, CPU (tests)
 """
@@ -40,6 +46,20 @@ def hand_built_accuracy(task, spec, gp: bool = False) -> float:
         sol = solve(spec, ph_tr, task.y_train, warn=False)
         m, _ = predict(sol.Us[0], ph_tr, ph_te, task.y_train, spec.temperature)
     return float(np.mean(np.sign(np.asarray(m)) == task.y_test))
+
+
+def digits_task(P: int, n_eval: int):
+    """The digits episodes at ``P`` training episodes with the random queries and keys of the GD network's
+    initialisation (examples/learn_attention_digits.py: key 1, two layers of four heads)."""
+    import jax
+
+    from bayes_attn import gd
+    from bayes_attn.tasks import digits_episodes
+
+    src = digits_episodes()
+    sets = src.episode_sets(P=P, n_eval=n_eval, seed=0)
+    params = gd.init_params(jax.random.PRNGKey(1), gd.GDConfig(width=8, heads=(4, 4)), src.n0)
+    return src.task(gd.export_layers(params), sets, test="test")
 
 
 def prior_draw_accuracy(task, spec, limit, basis_name, rank, seed, scale=None, draws: int = 4) -> list[float]:
@@ -97,6 +117,7 @@ def run_case(
         if k.startswith("attention_")
     }
     return maps, {
+        "task": task.name,
         "limit": limit,
         "sampler": cfg.kind,
         **({"replicas": cfg.replicas, "beta_min": cfg.beta_min} if cfg.kind == "tempering" else {}),
@@ -155,6 +176,8 @@ def budgeted_iterations(
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
+    ap.add_argument("--task", choices=("markov", "digits"), default="markov")
+    ap.add_argument("--temperature", type=float, default=None, help="default 0.1 (markov), 0.25 (digits)")
     ap.add_argument("--P", type=int, nargs="+", default=[100, 400])
     ap.add_argument("--widths", type=int, nargs="+", default=[10, 100])
     ap.add_argument("--limits", nargs="+", default=["gp", "finite"])
@@ -199,16 +222,22 @@ def main(argv=None) -> None:
     }
     path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
+    digits = args.task == "digits"
+    if digits and "pos_pc2" in args.bases:
+        ap.error("--bases: pos_pc2 is the Markov task's basis; digits runs read every token direction (none)")
+    T = args.temperature if args.temperature is not None else (0.25 if digits else 0.1)
+    out["task"] = args.task
     for P in args.P:
-        task = markov_task(P=P, n_test=n_test, paths=4)
+        task = digits_task(P, n_test) if digits else markov_task(P=P, n_test=n_test, paths=4)
         for limit in args.limits:
             for N in args.widths if limit == "finite" else [args.widths[-1]]:
-                spec = task.spec(width=N, temperature=0.1)
+                spec = task.spec(width=N, temperature=T, **({"readout": "mean"} if digits else {}))
                 out["hand_built"].append(
                     {
                         "P": P,
                         "limit": limit,
                         "width": N if limit == "finite" else None,
+                        "heads": "random (GD initialisation)" if digits else "hand-built",
                         "accuracy": hand_built_accuracy(task, spec, gp=limit == "gp"),
                     }
                 )
@@ -246,7 +275,9 @@ def main(argv=None) -> None:
                     maps, case = run_case(task, spec, limit, basis, args.rank, warmup, draws, **common)
                     if pilot is not None:
                         case["pilot"] = pilot
-                    tag = f"P{P}_{'gp' if limit == 'gp' else f'N{N}'}_{basis}_r{args.rank}"
+                    tag = (
+                        "digits_" if digits else ""
+                    ) + f"P{P}_{'gp' if limit == 'gp' else f'N{N}'}_{basis}_r{args.rank}"
                     tag += "" if args.sampler == "nuts" else f"_{args.sampler}"
                     maps_file = path.with_name(f"{path.stem}_maps_{tag}.npz")
                     np.savez_compressed(maps_file, **maps)
