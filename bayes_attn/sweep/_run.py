@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .._cache import SINGLE_THREAD_XLA_FLAGS, cache_dir, usable_cores
+from .._cache import cache_dir, usable_cores, with_single_thread_flags
 from .._errors import InputError
 from ._cell import ROW, run_cell
 from ._grid import Sweep
@@ -57,7 +57,7 @@ def open_client(workers: int | None, scheduler: str | None):
         except (OSError, TimeoutError) as exc:
             raise InputError(f"scheduler: cannot reach {scheduler!r} ({type(exc).__name__})", "scheduler") from None
     n = workers or usable_cores()
-    env = {"XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " " + SINGLE_THREAD_XLA_FLAGS).strip()}
+    env = {"XLA_FLAGS": with_single_thread_flags(os.environ.get("XLA_FLAGS", ""))}
     folder = cache_dir()
     env["BAYES_ATTN_CACHE_DIR"] = str(folder) if folder is not None else "off"
     dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.worker.multiprocessing-method": "spawn"})
