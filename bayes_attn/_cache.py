@@ -115,8 +115,8 @@ SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false"
 def with_single_thread_flags(flags: str) -> str:
     """``flags`` (an ``XLA_FLAGS`` value) with :data:`SINGLE_THREAD_XLA_FLAGS` added, unless it sets that flag
     already.  A process that limits itself and the sweep workers it starts then carry the same string: JAX's
-    persistent compilation cache keys a program by ``XLA_FLAGS`` too, so with the same string the workers read
-    the programs their parent compiled (the main job's cell theory, docs/design.md)."""
+    persistent compilation cache keys a program by ``XLA_FLAGS`` too, so only with the same string can the workers
+    read the programs their parent compiled (docs/design.md, the main job's theory grid on the workers' flags)."""
     if "xla_cpu_multi_thread_eigen" in flags:
         return flags
     return (flags + " " + SINGLE_THREAD_XLA_FLAGS).strip()
