@@ -10,24 +10,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import MissingData, figure, load, table  # noqa: E402
+from attention_compare import _minutes, _pct, _spread  # noqa: E402  (the Markov table's formats)
 
 SAMPLED = "benchmarks/attention/cpu_digits.json"
-
-
-def _pct(a) -> str:
-    return f"{100 * a:.1f} %"
-
-
-def _spread(values) -> str:
-    import statistics
-
-    if len(values) == 1:
-        return _pct(values[0])
-    return f"{_pct(statistics.mean(values))} ± {100 * statistics.stdev(values):.1f} (n = {len(values)})"
-
-
-def _minutes(seconds: float) -> str:
-    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
 def render() -> str:
