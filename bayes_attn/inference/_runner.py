@@ -23,6 +23,7 @@ Named parts:
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
 import time
@@ -366,19 +367,24 @@ def _compile_ahead(layout, *calls) -> None:
 
     XLA compiles each program on a pool of threads: on a process pinned to one claimed core (the command
     line's default) they share that core, so a cold run compiled its start, chunk and end-of-warm-up programs
-    one after another on one core while the machine's other cores idled.  They are compiled here together, with
-    the process allowed one more idle core for that while (:func:`bayes_attn._cpus.borrowed_cpu`), and the calls
+    one after another on one core while the machine's other cores idled.  They are compiled here with the
+    process allowed one more idle core for that while (:func:`bayes_attn._cpus.borrowed_cpu`), and the calls
     then use them: the same programs, argument types and options as the calls would have compiled, so the
-    draws are the same.  Nothing is done for chains over several devices, or where the disk cache cannot serve a
-    program (its first call compiles it, as before).
+    draws are the same.  The compilations run on a thread of their own, in order, while this thread traces and
+    lowers the next program (Python work that XLA's compilation, outside Python's lock, does not hold up): a
+    cold process no longer traces the chunk program before it starts compiling the start program.  Nothing is
+    done for chains over several devices; a program the disk cache cannot serve is left to its first call.
     """
     if layout.devices > 1:
         return
-    if any(program.prepare(*arguments) is None for program, arguments in calls):
-        return
-    with borrowed_cpu():
-        for program, arguments in calls:
-            program.compile_ahead(*arguments)
+    with borrowed_cpu(), concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="compile-ahead") as pool:
+        pending = [
+            pool.submit(program.compile_ahead, *arguments)
+            for program, arguments in calls
+            if program.prepare(*arguments) is not None
+        ]
+        for future in pending:
+            future.result()
 
 
 class _Clock:
