@@ -15,13 +15,14 @@ from bayes_attn.diagnostics._report import load_runs, quantity_table, render_rep
 from bayes_attn.inference import to_datatree, write_run
 
 
-def _run(seed, shift=0.0, chains=4, draws=400, n_test=6, width=10, temperature=0.01):
-    """A run file with i.i.d. normal draws (well mixed) or chain-shifted f (not mixed)."""
+def _run(seed, shift=0.0, chains=4, draws=400, n_test=6, width=10, temperature=0.01, sampler="nuts", stats=None):
+    """A run file with i.i.d. normal draws (well mixed) or chain-shifted f (not mixed); ``stats``: more sample
+    statistics."""
     rng = np.random.default_rng(seed)
     f = rng.normal(size=(chains, draws, n_test)) + shift * np.arange(chains)[:, None, None]
     z = rng.normal(size=(chains, draws, 2, 2))
     U = np.eye(2) + 0.1 * (z + np.swapaxes(z, -1, -2))
-    stats = {"diverging": np.zeros((chains, draws), bool), "energy": rng.normal(size=(chains, draws))}
+    stats = {"diverging": np.zeros((chains, draws), bool), "energy": rng.normal(size=(chains, draws)), **(stats or {})}
     y_test = np.where(np.arange(n_test) % 2 == 0, 1.0, -1.0)
     return to_datatree(
         {"f": f, "U": U},
@@ -30,7 +31,7 @@ def _run(seed, shift=0.0, chains=4, draws=400, n_test=6, width=10, temperature=0
         y_train=np.ones(4),
         y_test=y_test,
         attrs={
-            "sampler": "nuts",
+            "sampler": sampler,
             "width": [width] * 3,
             "temperature": temperature,
             "config": "[network]\nwidth = 10 # <b>escaped</b>",
@@ -61,6 +62,32 @@ def test_table_flags_follow_the_gates():
     assert page.count('class="verdict-fail"') == 1 and page.count('class="verdict-pass"') == 1
     assert "&lt;b&gt;escaped&lt;/b&gt;" in page and "<b>escaped</b>" not in page
     assert not re.search(r"""(src|href)=["'](?!data:)""", page)  # nothing external
+
+
+def test_a_tempering_run_reports_each_pairs_swap_rate_and_the_round_trips_ungated(tmp_path):
+    """A replica-exchange run's statistics (pair_swap_rate per draw and pair, cumulative round_trips) reach the text
+    and HTML reports as each pair's mean over chains and draws and each chain's final count; they do not change the
+    verdict; a run of another sampler has no such lines."""
+    from bayes_attn.diagnostics import exchange_summary, format_report
+
+    dt = _run(0)
+    chains, draws = 4, 400
+    rates = np.broadcast_to([0.9, 0.5, 0.1], (chains, draws, 3)).copy()
+    rates[:, ::2] -= 0.04  # pair means 0.88, 0.48, 0.08
+    trips = np.cumsum(np.random.default_rng(1).random((chains, draws)) < 0.01 * np.arange(1, 5)[:, None], axis=1)
+    run = _run(0, sampler="tempering", stats={"pair_swap_rate": rates, "round_trips": trips})
+    assert run["sample_stats"].ds["pair_swap_rate"].dims == ("chain", "draw", "pair")
+    ex = exchange_summary(run["sample_stats"].ds)
+    np.testing.assert_allclose(ex["pair_swap_rate"], [0.88, 0.48, 0.08], rtol=1e-12)
+    np.testing.assert_array_equal(ex["round_trips"], trips[:, -1])
+    rep = summarize(run)
+    assert rep.passed == summarize(dt).passed and rep.exchange is not None and summarize(dt).exchange is None
+    text = format_report(rep)
+    assert "swap acceptance per neighbouring pair (coldest first): 0.88, 0.48, 0.08" in text
+    assert "round trips per chain: " + ", ".join(str(n) for n in trips[:, -1]) in text
+    assert "round trips" not in format_report(summarize(dt))
+    page = render_report([("tempering.nc", run)])
+    assert "swap acceptance per neighbouring pair (coldest first)" in page and "0.88, 0.48, 0.08" in page
 
 
 def test_theory_section_and_folder(tmp_path):

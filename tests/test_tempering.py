@@ -43,6 +43,36 @@ def test_swaps_exchange_the_proposed_pairs_with_the_metropolis_probability():
     assert np.all(np.abs(freq - p) < 5 * np.sqrt(p * (1 - p) / 4000) + 1e-9), (freq, p)
 
 
+def test_round_trips_count_the_states_that_went_from_the_hottest_rung_to_the_coldest():
+    """round_trip_count along 400 rounds of random even-odd swaps, against each state's path over the rungs followed
+    one by one: a trip ends when a state reaches rung 0 after having been at rung K - 1 since it last left rung 0."""
+    K = 4
+    betas = tempering.geometric_ladder(K, 0.05)
+    labels, last_end, trips = jnp.arange(K, dtype=jnp.int32), jnp.full(K, -1, jnp.int8), jnp.asarray(0, jnp.int64)
+    rung_of = {s: [s] for s in range(K)}  # state label -> its rung after every round
+    keys = jax.random.split(jax.random.PRNGKey(5), 400)
+    for t, key in enumerate(keys):
+        lik = jax.random.normal(jax.random.fold_in(key, 1), (K,))  # swaps accepted often: states travel
+        perm, _, _ = tempering.swap(key, betas, lik, t % 2)
+        labels = labels[perm]
+        last_end, trips = tempering.round_trip_count(labels, last_end, trips)
+        for rung, s in enumerate(np.asarray(labels)):
+            rung_of[int(s)].append(rung)
+    want = 0
+    for path in rung_of.values():
+        hot = False
+        for rung in path[1:]:
+            if rung == K - 1:
+                hot = True
+            elif rung == 0 and hot:
+                want, hot = want + 1, False
+    assert want > 5  # the test has power: states made several trips
+    assert int(trips) == want
+    # the planted error, a count of every arrival at the coldest rung (the hottest not required), differs
+    arrivals = sum(int(np.sum((np.asarray(p[1:]) == 0) & (np.asarray(p[:-1]) != 0))) for p in rung_of.values())
+    assert arrivals > want
+
+
 def test_the_equal_rejection_ladder():
     betas = tempering.geometric_ladder(6, 1e-3)
     np.testing.assert_allclose(betas, 1e-3 ** (np.arange(6) / 5), rtol=1e-12)
@@ -188,6 +218,10 @@ def test_tempering_weighs_modes_a_single_chain_cannot_cross(monkeypatch):
         assert err < 5, (name, draws.mean(), value, err)
     assert 0.2 < float(np.mean(stats["swap_rate"])) <= 1.0
     assert int(np.sum(stats["diverging"])) == 0
+    # every pair swaps (the ladder moved to equal rejection), and every chain's states made round trips
+    assert np.asarray(stats["pair_swap_rate"]).shape[-1] == 5 and np.all(np.mean(stats["pair_swap_rate"], (0, 1)) > 0.1)
+    assert np.asarray(stats["ladder"]).shape[-1] == 6 and np.all(np.asarray(stats["ladder"])[..., 0] == 1.0)
+    assert np.all(np.asarray(stats["round_trips"])[:, -1] > 0)
     # the planted error: the same sampler with its exchanges switched off stays where it started (as a lone NUTS
     # chain does)
     never = lambda key, b, lik, parity: (  # noqa: E731
@@ -196,5 +230,7 @@ def test_tempering_weighs_modes_a_single_chain_cannot_cross(monkeypatch):
         jnp.arange(b.shape[0] - 1) % 2 == parity,
     )
     monkeypatch.setattr(tempering, "swap", never)
-    draws = np.asarray(_run("tempering", args, 2.0, label="planted")["posterior"]["right"])
+    planted = _run("tempering", args, 2.0, label="planted")
+    draws = np.asarray(planted["posterior"]["right"])
     assert draws.mean() > 0.99, draws.mean()
+    assert np.all(np.asarray(planted["sample_stats"]["round_trips"]) == 0)  # no exchange, no trip

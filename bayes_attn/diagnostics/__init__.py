@@ -4,7 +4,7 @@ figures and the HTML report (data / statistics / plots apart, as in the ArviZver
 from typing import TYPE_CHECKING
 
 from ._compare import COLUMNS, accuracy_error, chain_accuracies, format_table, match, predictor_mcse, run_gaps
-from ._convergence import GATED, Report, Thresholds, format_report, invariant_draws, summarize
+from ._convergence import GATED, Report, Thresholds, exchange_summary, format_report, invariant_draws, summarize
 
 if TYPE_CHECKING:
     from ._plots import compare_plots, comparison_figures
@@ -36,6 +36,7 @@ __all__ = [
     "Thresholds",
     "Report",
     "summarize",
+    "exchange_summary",
     "format_report",
     "invariant_draws",
     "GATED",

@@ -32,6 +32,9 @@ class Report:
     bfmi: np.ndarray | None
     thresholds: Thresholds
     failures: list[str] = field(default_factory=list)
+    #: replica exchange (``kind = "tempering"``), else ``None``: ``{"pair_swap_rate": (K - 1,) mean acceptance
+    #: probability of each neighbouring pair over chains and draws, "round_trips": (chain,) trips completed}``
+    exchange: dict | None = None
 
     @property
     def passed(self) -> bool:
@@ -114,7 +117,31 @@ def summarize(dt: xr.DataTree, thresholds: Thresholds = Thresholds()) -> Report:
         failures.append(f"{div} divergent transitions after warm-up")
     if bfmi is not None and np.any(bfmi < t.bfmi_min):
         failures.append(f"E-BFMI {np.min(bfmi):.2f} < {t.bfmi_min}")
-    return Report(table, div, bfmi, t, failures)
+    return Report(table, div, bfmi, t, failures, exchange_summary(stats))
+
+
+def exchange_summary(stats: xr.Dataset) -> dict | None:
+    """What says whether a replica-exchange run's ladder works (docs/samplers.md, "Tempering"), or ``None`` for
+    other samplers: the mean swap acceptance of each neighbouring pair (a pair near 0 cuts the ladder in two) and
+    the round trips each chain's states completed (none: the hot rungs' exploration never reached the posterior).
+    Reported beside the verdict, not gated: how many trips are enough depends on the modes, which the gated
+    quantities' R-hat judges."""
+    if "pair_swap_rate" not in stats or "round_trips" not in stats:
+        return None
+    rates = stats["pair_swap_rate"].values
+    return {
+        "pair_swap_rate": rates.reshape(-1, rates.shape[-1]).mean(axis=0),
+        "round_trips": stats["round_trips"].values[:, -1].astype(int),
+    }
+
+
+def exchange_lines(exchange: dict) -> list[str]:
+    """The two lines of :func:`exchange_summary` for the text and HTML reports."""
+    return [
+        "swap acceptance per neighbouring pair (coldest first): "
+        + ", ".join(f"{r:.2f}" for r in exchange["pair_swap_rate"]),
+        "round trips per chain: " + ", ".join(str(int(n)) for n in exchange["round_trips"]),
+    ]
 
 
 def format_report(rep: Report, max_rows: int = 12) -> str:
@@ -135,6 +162,8 @@ def format_report(rep: Report, max_rows: int = 12) -> str:
     lines.append(f"divergences: {rep.divergences}")
     if rep.bfmi is not None:
         lines.append("E-BFMI per chain: " + ", ".join(f"{b:.2f}" for b in rep.bfmi))
+    if rep.exchange is not None:
+        lines.extend(exchange_lines(rep.exchange))
     t = rep.thresholds
     gate = f"(R-hat < {t.rhat_max}, ESS bulk > {t.ess_bulk_min:.0f}, ESS tail > {t.ess_tail_min:.0f})"
     lines.append(("PASS " + gate) if rep.passed else ("FAIL " + gate + ": " + "; ".join(rep.failures)))

@@ -26,7 +26,7 @@ from ..config import ATTENTION_MODELS
 from ..inference import predictor_statistics, read_run
 from ..theory import read_theory
 from ._compare import accuracy_error, chain_accuracies, match, predictor_mcse, run_attr, run_widths
-from ._convergence import Report, Thresholds, invariant_draws, summarize
+from ._convergence import Report, Thresholds, exchange_lines, invariant_draws, summarize
 from ._plots import accuracy_vs_width, mean_scatter, png_base64, trace_rank_figure, u_heatmaps
 
 CSS = """
@@ -120,6 +120,11 @@ def _table_html(rows: list[dict], rep: Report) -> str:
         out.append(
             f'<tr><td>E-BFMI (&ge; {t.bfmi_min})</td><td></td><td class="{"pass" if ok_b else "fail"}">'
             f"{txt}</td><td></td><td></td><td></td></tr>"
+        )
+    for line in exchange_lines(rep.exchange) if rep.exchange is not None else []:  # replica exchange, not gated
+        name, _, values = line.partition(": ")
+        out.append(
+            f"<tr><td>{html.escape(name)}</td><td></td><td>{html.escape(values)}</td><td></td><td></td><td></td></tr>"
         )
     out.append("</table>")
     return "\n".join(out)

@@ -40,6 +40,10 @@ def _dims(name: str, arr: np.ndarray) -> list[str]:
         return ["test"]
     if name == "U":
         return ["path", "path_"]
+    if name == "pair_swap_rate":  # tempering: neighbouring rungs (k, k + 1)
+        return ["pair"]
+    if name == "ladder":
+        return ["rung"]
     if name.startswith("U_") and arr.ndim == 4:  # U_l, l >= 2: multi-index (h_l, ..., h_L)
         return [f"{name}_row", f"{name}_col"]
     if name.startswith("attention_") and arr.ndim == 6:  # sampled attention of the first test inputs

@@ -29,6 +29,10 @@ STATS = {
     "tree_depth": "NUTS tree depth",
     "energy": "Hamiltonian at the draw (NUTS; E-BFMI)",
     "swap_rate": "mean acceptance probability of the replica swaps proposed at the iteration (tempering)",
+    "pair_swap_rate": "acceptance probability of a swap between each neighbouring pair of rungs at the iteration, "
+    "proposed or not (tempering; dimension pair)",
+    "round_trips": "round trips (hottest rung, then coldest) the chain's states completed so far (tempering)",
+    "ladder": "the betas of the rungs, coldest first (tempering; dimension rung)",
 }
 
 

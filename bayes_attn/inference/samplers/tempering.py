@@ -27,7 +27,12 @@ parameters and the sampled attention).
 
 Stats (replica 0's, at the stored state): ``lp``, ``acceptance_rate``, ``step_size``, ``diverging``,
 ``tree_depth``, ``energy`` as NUTS's; ``n_steps``: gradient evaluations of the model's density by every replica
-(leapfrog steps; an exchange adds one gradient of the prior alone per replica, not counted); ``swap_rate``: mean acceptance probability of the swaps proposed at the iteration.
+(leapfrog steps; an exchange adds one gradient of the prior alone per replica, not counted); ``swap_rate``: mean
+acceptance probability of the swaps proposed at the iteration; ``pair_swap_rate``: the acceptance probability of a
+swap between each neighbouring pair at the iteration, proposed or not (averaged over draws: each pair's swap rate,
+the Rao-Blackwellised estimate of Syed et al. 2022); ``round_trips``: the round trips the chain's states have
+completed so far (a state that reached the hottest rung and then the coldest, as the Potts sampler counts them,
+:func:`round_trip_count`); ``ladder``: the betas, rung by rung (moved once, halfway through warm-up).
 """
 
 from __future__ import annotations
@@ -51,13 +56,17 @@ MIN_LADDER_WARMUP = 20
 class Carry(NamedTuple):
     """A tempered chain: the replicas' NUTS states (leading replica axis; replica ``k`` at ``betas[k]``), the
     ladder, the summed rejection probabilities and the number of proposed swaps of each neighbouring pair since the
-    ladder was last set, and the iterations done."""
+    ladder was last set, the iterations done, and the round trips' book-keeping (:func:`round_trip_count`): which
+    starting replica's state each rung holds, the end of the ladder each state last visited, the trips so far."""
 
     states: HMCState
     betas: jnp.ndarray  # (K,)
     rejections: jnp.ndarray  # (K - 1,)
     proposals: jnp.ndarray  # (K - 1,)
     t: jnp.ndarray
+    labels: jnp.ndarray  # (K,) int32: rung -> the starting replica whose state it holds
+    last_end: jnp.ndarray  # (K,) int8, by label: 1 hottest rung, 0 coldest, -1 neither yet
+    round_trips: jnp.ndarray  # () int64
 
 
 def _prior_model(model):
@@ -104,6 +113,17 @@ def swap(key, betas, log_lik, parity):
     return jnp.where(up, idx + 1, jnp.where(down, idx - 1, idx)), prob, proposed
 
 
+def round_trip_count(labels, last_end, trips):
+    """``(last_end, trips)`` after the states moved to the rungs ``labels`` (rung -> state label): a state that
+    arrives at the coldest rung (``beta = 1``, rung 0) having last visited the hottest (rung ``K - 1``) completes a
+    round trip (Syed et al. 2022; :func:`bayes_attn.potts.parallel_tempering` counts them the same way, from the
+    other end of its increasing ladder).  Round trips measure what the ladder is for: states that carry what the
+    hot rungs explore down to the posterior."""
+    bot, top = labels[0], labels[-1]
+    trips = trips + (last_end[bot] == 1).astype(trips.dtype)
+    return last_end.at[top].set(1).at[bot].set(0), trips
+
+
 @functools.lru_cache(maxsize=None)
 def _kernels(model, settings: Settings):
     """NumPyro's ``(init_kernel, sample_kernel)`` for the tempered potential, its model arguments ``(args, beta)``."""
@@ -138,7 +158,17 @@ def init(rng_key, model, args, settings: Settings, position=None, inverse_mass_m
         lambda bk: _init_replica(model, settings, position, args, bk[0], inverse_mass_matrix, bk[1]), (betas, keys)
     )
     zeros = jnp.zeros(settings.replicas - 1, betas.dtype)
-    return Carry(states, betas, zeros, zeros, jnp.asarray(0, jnp.int64))
+    K = settings.replicas
+    return Carry(
+        states,
+        betas,
+        zeros,
+        zeros,
+        jnp.asarray(0, jnp.int64),
+        jnp.arange(K, dtype=jnp.int32),
+        jnp.full(K, -1, jnp.int8),
+        jnp.asarray(0, jnp.int64),
+    )
 
 
 def build_kernel(model, settings: Settings):
@@ -182,7 +212,18 @@ def build_kernel(model, settings: Settings):
             z_grad=jax.tree.map(lambda new, old: jnp.where(_rows(changed, new), new, old), grad, grad_from),
             energy=energy_from - pe_from + pe,
         )
-        carry = Carry(states, betas, jnp.where(move, 0.0, rejections), jnp.where(move, 0.0, proposals), t)
+        labels = carry.labels[perm]
+        last_end, trips = round_trip_count(labels, carry.last_end, carry.round_trips)
+        carry = Carry(
+            states,
+            betas,
+            jnp.where(move, 0.0, rejections),
+            jnp.where(move, 0.0, proposals),
+            t,
+            labels,
+            last_end,
+            trips,
+        )
         n = states.num_steps.astype(jnp.int64)
         stats = {
             "lp": -pe[0],
@@ -193,6 +234,9 @@ def build_kernel(model, settings: Settings):
             "tree_depth": jnp.floor(jnp.log2(jnp.maximum(n[0], 1))).astype(jnp.int64) + 1,
             "energy": states.energy[0],
             "swap_rate": jnp.sum(jnp.where(proposed, prob, 0.0)) / jnp.maximum(jnp.sum(proposed), 1),
+            "pair_swap_rate": prob,
+            "round_trips": trips,
+            "ladder": betas,
         }
         return carry, stats
 
@@ -249,6 +293,7 @@ __all__ = [
     "geometric_ladder",
     "init",
     "program",
+    "round_trip_count",
     "swap",
     "tempered_potential",
 ]
