@@ -18,6 +18,7 @@ from scipy.stats import norm
 
 from bayes_attn.inference import SamplerConfig, Settings, run_chains
 from bayes_attn.inference.models import Model
+from bayes_attn._exchange import round_trip_count
 from bayes_attn.inference.samplers import tempering
 
 
@@ -44,7 +45,7 @@ def test_swaps_exchange_the_proposed_pairs_with_the_metropolis_probability():
 
 
 def test_round_trips_count_the_states_that_went_from_the_hottest_rung_to_the_coldest():
-    """round_trip_count along 400 rounds of random even-odd swaps, against each state's path over the rungs followed
+    """_exchange.round_trip_count along 400 rounds of random even-odd swaps, against each state's path over the rungs followed
     one by one: a trip ends when a state reaches rung 0 after having been at rung K - 1 since it last left rung 0."""
     K = 4
     betas = tempering.geometric_ladder(K, 0.05)
@@ -55,7 +56,7 @@ def test_round_trips_count_the_states_that_went_from_the_hottest_rung_to_the_col
         lik = jax.random.normal(jax.random.fold_in(key, 1), (K,))  # swaps accepted often: states travel
         perm, _, _ = tempering.swap(key, betas, lik, t % 2)
         labels = labels[perm]
-        last_end, trips = tempering.round_trip_count(labels, last_end, trips)
+        last_end, trips = round_trip_count(labels, last_end, trips)
         for rung, s in enumerate(np.asarray(labels)):
             rung_of[int(s)].append(rung)
     want = 0

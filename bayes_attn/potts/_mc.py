@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._errors import one_of, positive, require
+from .._exchange import round_trip_count, swap_permutation
 from ._model import energy
 
 #: single-site updates of a sweep (``method``): a heat-bath draw from the conditional, a Metropolis step to a
@@ -101,18 +102,12 @@ def _swap(key, state: PTState, E, betas, parity):
     active = (k % 2) == parity  # (R-1,)
     log_a = (betas[:-1] - betas[1:])[:, None] * (E[:-1] - E[1:])  # (R-1, M)
     acc = (jnp.log(jax.random.uniform(key, log_a.shape)) < log_a) & active[:, None]
-    up = jnp.concatenate([acc, jnp.zeros((1, M), bool)], 0)  # rung k takes k+1
-    down = jnp.concatenate([jnp.zeros((1, M), bool), acc], 0)  # rung k+1 takes k
-    r = jnp.arange(R)[:, None]
-    perm = jnp.where(up, r + 1, jnp.where(down, r - 1, r))  # (R, M)
+    perm = jax.vmap(swap_permutation, in_axes=1, out_axes=1)(acc)  # (R, M): rung k takes rung perm[k]'s state
     s = jnp.take_along_axis(state.s, perm[..., None], 0)
     label = jnp.take_along_axis(state.label, perm, 0)
     E = jnp.take_along_axis(E, perm, 0)
-    # round trips: a label arriving at the bottom after having visited the top
-    m = jnp.arange(M)
-    bot, top = label[0], label[-1]
-    trips = state.trips + (state.last_end[bot, m] == 1).astype(jnp.int32)
-    last_end = state.last_end.at[top, m].set(1).at[bot, m].set(0)
+    # round trips: a label arriving at the bottom rung (the hottest) after having visited the top
+    last_end, trips = jax.vmap(round_trip_count, in_axes=(1, 1, 0), out_axes=(1, 0))(label, state.last_end, state.trips)
     return PTState(s, label, last_end, trips), E, jnp.where(active[:, None], acc, False), active
 
 

@@ -31,8 +31,8 @@ Stats (replica 0's, at the stored state): ``lp``, ``acceptance_rate``, ``step_si
 acceptance probability of the swaps proposed at the iteration; ``pair_swap_rate``: the acceptance probability of a
 swap between each neighbouring pair at the iteration, proposed or not (averaged over draws: each pair's swap rate,
 the Rao-Blackwellised estimate of Syed et al. 2022); ``round_trips``: the round trips the chain's states have
-completed so far (a state that reached the hottest rung and then the coldest, as the Potts sampler counts them,
-:func:`round_trip_count`); ``ladder``: the betas, rung by rung (moved once, halfway through warm-up).
+completed so far (a state that reached the hottest rung and then the coldest:
+:func:`bayes_attn._exchange.round_trip_count`, which the Potts sampler shares); ``ladder``: the betas, rung by rung (moved once, halfway through warm-up).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ import jax.numpy as jnp
 from numpyro.infer.hmc import HMCState, hmc
 from numpyro.infer.util import ParamInfo
 
+from ..._exchange import round_trip_count, swap_permutation
 from ._base import Program, Settings
 from .nuts import init_options, trace_abstractly, uniform_start
 
@@ -56,7 +57,7 @@ MIN_LADDER_WARMUP = 20
 class Carry(NamedTuple):
     """A tempered chain: the replicas' NUTS states (leading replica axis; replica ``k`` at ``betas[k]``), the
     ladder, the summed rejection probabilities and the number of proposed swaps of each neighbouring pair since the
-    ladder was last set, the iterations done, and the round trips' book-keeping (:func:`round_trip_count`): which
+    ladder was last set, the iterations done, and the round trips' book-keeping (``_exchange.round_trip_count``): which
     starting replica's state each rung holds, the end of the ladder each state last visited, the trips so far."""
 
     states: HMCState
@@ -107,21 +108,7 @@ def swap(key, betas, log_lik, parity):
     log_ratio = (betas[:-1] - betas[1:]) * (log_lik[1:] - log_lik[:-1])
     prob = jnp.where(jnp.isnan(log_ratio), 0.0, jnp.exp(jnp.minimum(log_ratio, 0.0)))
     accept = proposed & (jax.random.uniform(key, (K - 1,), prob.dtype) < prob)
-    idx = jnp.arange(K)
-    up = jnp.concatenate([accept, jnp.zeros(1, bool)])  # replica i takes i + 1's state
-    down = jnp.concatenate([jnp.zeros(1, bool), accept])  # replica i takes i - 1's state
-    return jnp.where(up, idx + 1, jnp.where(down, idx - 1, idx)), prob, proposed
-
-
-def round_trip_count(labels, last_end, trips):
-    """``(last_end, trips)`` after the states moved to the rungs ``labels`` (rung -> state label): a state that
-    arrives at the coldest rung (``beta = 1``, rung 0) having last visited the hottest (rung ``K - 1``) completes a
-    round trip (Syed et al. 2022; :func:`bayes_attn.potts.parallel_tempering` counts them the same way, from the
-    other end of its increasing ladder).  Round trips measure what the ladder is for: states that carry what the
-    hot rungs explore down to the posterior."""
-    bot, top = labels[0], labels[-1]
-    trips = trips + (last_end[bot] == 1).astype(trips.dtype)
-    return last_end.at[top].set(1).at[bot].set(0), trips
+    return swap_permutation(accept), prob, proposed
 
 
 @functools.lru_cache(maxsize=None)
@@ -293,7 +280,6 @@ __all__ = [
     "geometric_ladder",
     "init",
     "program",
-    "round_trip_count",
     "swap",
     "tempered_potential",
 ]
