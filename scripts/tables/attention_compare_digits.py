@@ -2,7 +2,8 @@
 16 paths, mean readout, 1000 test episodes): the GD network, the theory at its queries and keys, at the random
 queries and keys of its initialisation and at queries and keys learned by the evidence from either
 (docs/figures/learn_digits.json, examples/learn_attention_digits.py), and the posterior predictive of the sampled
-attention (benchmarks/attention/cpu_digits.json, ``run.py --task digits``), at the same P, N and T."""
+attention (``run.py --task digits``: benchmarks/attention/cpu_digits.json at N = 100, cpu_digits_gp.json in the GP
+limit, where it exists), at the same P, N and T."""
 
 import re
 import sys
@@ -13,11 +14,25 @@ from _common import MissingData, figure, load, table  # noqa: E402
 from attention_compare import _minutes, _pct, _spread  # noqa: E402  (the Markov table's formats)
 
 SAMPLED = "benchmarks/attention/cpu_digits.json"
+#: the GP-limit run, a second run.py invocation (``--limits gp``); its cases and references join the first file's
+SAMPLED_GP = "benchmarks/attention/cpu_digits_gp.json"
+
+
+def _runs() -> dict:
+    """The finite-width file, with the GP-limit file's cases, references and prior draws added where it exists."""
+    runs = load(SAMPLED, "benchmarks/attention/run.py --task digits")
+    try:
+        gp = load(SAMPLED_GP, "benchmarks/attention/run.py --task digits --limits gp")
+    except MissingData:
+        return runs
+    for key in ("cases", "hand_built", "prior_draws"):
+        runs[key] = runs[key] + [r for r in gp[key] if r.get("limit") == "gp"]
+    return runs
 
 
 def render() -> str:
     learn = figure("learn_digits.json", "examples/learn_attention_digits.py")
-    runs = load(SAMPLED, "benchmarks/attention/run.py --task digits")
+    runs = _runs()
     P, N, T = learn["P"], learn["width"], learn["T"]
     cases = [c for c in runs["cases"] if c["P"] == P and c["temperature"] == T and c["width"] in (N, None)]
     if not cases:
