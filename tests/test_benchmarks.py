@@ -224,6 +224,9 @@ def test_attention_benchmark_smoke(tmp_path, sampler):
     assert case["sampler"] == (sampler[1] if sampler else "nuts")
     if sampler:
         assert case["replicas"] == 3 and 0 < case["mean_swap_rate"] <= 1
+        assert len(case["pair_swap_rate"]) == 2 and all(0 <= r <= 1 for r in case["pair_swap_rate"])
+        assert len(case["round_trips_per_chain"]) == 4 and all(n >= 0 for n in case["round_trips_per_chain"])
+        assert len(case["ladder"]) == 3 and case["ladder"][0] == 1.0 and case["ladder"][-1] == pytest.approx(0.01)
     assert len(case["accuracy_per_chain"]) == 4 and case["gradients"] > 0 and case["attention_scale"] > 0
     assert len(case["lp_per_chain"]) == 4 and all(np.isfinite(case["lp_per_chain"]))
     assert [h["limit"] for h in res["hand_built"]] == ["gp"] and 0.5 <= res["hand_built"][0]["accuracy"] <= 1

@@ -137,6 +137,16 @@ def run_case(
         "min_ess_bulk_f": float(az.ess(f, method="bulk").min()),
         "divergences": int(st["diverging"].sum()),
         **({"mean_swap_rate": float(st["swap_rate"].mean())} if "swap_rate" in st else {}),
+        # tempering: where the ladder is thin, and whether the hot rungs' exploration reached the posterior
+        **(
+            {
+                "pair_swap_rate": [float(v) for v in st["pair_swap_rate"].mean(("chain", "draw")).values],
+                "round_trips_per_chain": [int(v) for v in st["round_trips"].values[:, -1]],
+                "ladder": [float(v) for v in st["ladder"].values[0, -1]],
+            }
+            if "round_trips" in st
+            else {}
+        ),
         "mean_tree_depth": float(st["tree_depth"].mean()),
         "gradients": int(st["n_steps"].sum() + wst["n_steps"].sum()),
         "wall_s": wall,
