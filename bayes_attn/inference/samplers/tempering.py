@@ -32,7 +32,8 @@ acceptance probability of the swaps proposed at the iteration; ``pair_swap_rate`
 swap between each neighbouring pair at the iteration, proposed or not (averaged over draws: each pair's swap rate,
 the Rao-Blackwellised estimate of Syed et al. 2022); ``round_trips``: the round trips the chain's states have
 completed so far (a state that reached the hottest rung and then the coldest:
-:func:`bayes_attn._exchange.round_trip_count`, which the Potts sampler shares); ``ladder``: the betas, rung by rung (moved once, halfway through warm-up).
+:func:`bayes_attn._exchange.round_trip_count`, which the Potts sampler shares); ``ladder``: the betas, rung by rung
+(moved once, halfway through warm-up).
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ MIN_LADDER_WARMUP = 20
 class Carry(NamedTuple):
     """A tempered chain: the replicas' NUTS states (leading replica axis; replica ``k`` at ``betas[k]``), the
     ladder, the summed rejection probabilities and the number of proposed swaps of each neighbouring pair since the
-    ladder was last set, the iterations done, and the round trips' book-keeping (``_exchange.round_trip_count``): which
-    starting replica's state each rung holds, the end of the ladder each state last visited, the trips so far."""
+    ladder was last set, the iterations done, and the round trips' book-keeping (``_exchange.round_trip_count``):
+    which starting replica's state each rung holds, the end of the ladder each state last visited, the trips so
+    far."""
 
     states: HMCState
     betas: jnp.ndarray  # (K,)
