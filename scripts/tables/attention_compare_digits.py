@@ -66,16 +66,18 @@ def render() -> str:
     for key, label in (("evidence_from_random", "random Q/K"), ("evidence_from_gd", "the GD Q/K")):
         e = lr[key]
         rows.append([f"evidence-learned from {label}, theory", *both(None, _pct(e["test_accuracy"])), e["message"]])
+    prior = {}  # rank -> limit -> accuracy at the prior draws (one row per rank, both columns)
     for pr in runs["prior_draws"]:
         if pr["P"] == P and (pr["limit"], pr["width"]) in (("gp", None), ("finite", N)):
-            acc = _spread(pr["accuracy"])
-            rows.append(
-                [
-                    f"prior draws of the sampled attention (rank {pr['rank']}), theory",
-                    *both(acc if pr["limit"] == "gp" else None, acc if pr["limit"] == "finite" else None),
-                    "the chains' starting points",
-                ]
-            )
+            prior.setdefault(pr["rank"], {})[pr["limit"]] = _spread(pr["accuracy"])
+    for rank, acc in sorted(prior.items()):
+        rows.append(
+            [
+                f"prior draws of the sampled attention (rank {rank}), theory",
+                *both(acc.get("gp"), acc.get("finite")),
+                "the chains' starting points",
+            ]
+        )
     for rank in sorted({c["rank"] for c in cases}):
         mine = {k: c for k, c in by_limit.items() if c["rank"] == rank}
         notes = "; ".join(
