@@ -21,6 +21,7 @@ holds traced programs (:mod:`bayes_attn._programs`), pruned the same way at an e
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from ._cpus import allowed_cpus, limit_native_threads, pin_to_cpus
@@ -216,15 +217,28 @@ class CompileTimer:
     """Seconds this process spends compiling inside a ``with`` block, from JAX's own monitoring events.
 
     ``seconds`` (trace + lower + XLA compile) is read after the block; the sweep stores it per cell
-    (``compile_s``), next to the cell's wall time.
+    (``compile_s``), next to the cell's wall time.  It is wall-clock time: the length of the union of the events'
+    intervals (each ends when JAX reports it), so that compilations running at once on several threads (the
+    runner compiles a program on a thread while it traces the next, ``inference._runner._compile_ahead``) and
+    events nested in one another count once, and ``seconds`` never exceeds the block's wall time.
     """
 
     def __init__(self):
-        self.seconds = 0.0
+        self._spans: list[tuple[float, float]] = []
 
     def _listen(self, name, duration, **kwargs):
         if name in COMPILE_EVENTS:
-            self.seconds += float(duration)
+            end = time.perf_counter()
+            self._spans.append((end - float(duration), end))
+
+    @property
+    def seconds(self) -> float:
+        total, reach = 0.0, float("-inf")
+        for start, end in sorted(self._spans):
+            if end > reach:
+                total += end - max(start, reach)
+                reach = end
+        return total
 
     def __enter__(self):
         import jax.monitoring

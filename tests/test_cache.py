@@ -200,3 +200,42 @@ def test_pinned_process_without_the_limit_keeps_its_blas_threads():
     if res["before"].get("openblas", 1) < 2:
         pytest.skip("OpenBLAS started with one thread here")
     assert max(n for p, n in res["after"] if "openblas" in p) >= 2
+
+
+def test_compile_timer_counts_overlapping_compilations_once(monkeypatch):
+    """CompileTimer.seconds is the length of the union of the events' intervals (each ending when it is reported):
+    events on two threads at once, or nested, count once, so a sweep cell's compile_s stays within its wall time.
+    Against the union worked out by hand."""
+    import bayes_attn._cache as cache
+
+    timer = cache.CompileTimer()
+    name = cache.COMPILE_EVENTS[-1]
+    for end, duration in ((10.0, 4.0), (12.0, 5.0), (11.0, 0.5), (20.0, 1.0)):  # [6, 10] [7, 12] [10.5, 11] [19, 20]
+        monkeypatch.setattr(cache.time, "perf_counter", lambda end=end: end)
+        timer._listen(name, duration)
+    timer._listen("/jax/some/other_event", 100.0)  # not a compile event
+    assert timer.seconds == pytest.approx(7.0)  # [6, 12] and [19, 20]; the plain sum of durations would be 10.5
+
+
+def test_compile_timer_stays_within_the_wall_time_of_compilations_on_threads():
+    """Two programs compiled at once on two threads, with a third traced meanwhile: compile time is positive and at
+    most the block's wall time."""
+    import concurrent.futures
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    from bayes_attn._cache import CompileTimer
+
+    def program(k):
+        return jax.jit(lambda x: jnp.sum(jnp.sin(x) ** k) + jnp.linalg.norm(jnp.outer(x, x) @ x))
+
+    x = jnp.arange(1.0, 40.0)
+    t0 = time.perf_counter()
+    with CompileTimer() as timer, concurrent.futures.ThreadPoolExecutor(2) as pool:
+        done = [pool.submit(lambda k=k: program(k).lower(x).compile()) for k in (3, 5)]
+        program(7)(x).block_until_ready()
+        [f.result() for f in done]
+    wall = time.perf_counter() - t0
+    assert 0 < timer.seconds <= wall
