@@ -370,13 +370,10 @@ def _compile_ahead(layout, *calls) -> None:
     one after another on one core while the machine's other cores idled.  They are compiled here with the
     process allowed one more idle core for that while (:func:`bayes_attn._cpus.borrowed_cpu`), and the calls
     then use them: the same programs, argument types and options as the calls would have compiled, so the
-    draws are the same.  With a borrowed core the compilations run on a thread of their own, in order, while this
-    thread traces and lowers the next program (Python work that XLA's compilation, outside Python's lock, does not
-    hold up): a cold process no longer traces the chunk program before it starts compiling the start program.
-    Without one (sweep workers, test workers, two runs at once) every program is traced first and then compiled,
-    one after another, as before: on one core the two would only take turns *(project choice: not measured to
-    help there; a sweep's first cells compiled no faster in one side-by-side pair, docs/design.md)*.  Nothing is
-    done for chains over several devices; a program the disk cache cannot serve is left to its first call.
+    draws are the same.  With a borrowed core the compilations run on a thread, in order, while this thread traces
+    and lowers the next program (XLA compiles outside Python's lock); without one (sweep and test workers) every
+    program is traced, then compiled, as before: one core would only take turns *(project choice, docs/design.md)*.
+    Nothing is done for chains over several devices; a program the disk cache cannot serve waits for its first call.
     """
     if layout.devices > 1:
         return
