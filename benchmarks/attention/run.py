@@ -87,6 +87,7 @@ def run_case(
     import arviz as az
     import jax
 
+    from bayes_attn.diagnostics import exchange_summary
     from bayes_attn.inference import SamplerConfig, sample
     from bayes_attn.tasks import markov_token_basis
 
@@ -137,14 +138,15 @@ def run_case(
         "min_ess_bulk_f": float(az.ess(f, method="bulk").min()),
         "divergences": int(st["diverging"].sum()),
         **({"mean_swap_rate": float(st["swap_rate"].mean())} if "swap_rate" in st else {}),
-        # tempering: where the ladder is thin, and whether the hot rungs' exploration reached the posterior
+        # tempering: where the ladder is thin, and whether the hot rungs' exploration reached the posterior (what
+        # diagnose prints, diagnostics.exchange_summary), and the ladder it ended on
         **(
             {
-                "pair_swap_rate": [float(v) for v in st["pair_swap_rate"].mean(("chain", "draw")).values],
-                "round_trips_per_chain": [int(v) for v in st["round_trips"].values[:, -1]],
+                "pair_swap_rate": [float(v) for v in exchange["pair_swap_rate"]],
+                "round_trips_per_chain": [int(v) for v in exchange["round_trips"]],
                 "ladder": [float(v) for v in st["ladder"].values[0, -1]],
             }
-            if "round_trips" in st
+            if (exchange := exchange_summary(st)) is not None
             else {}
         ),
         "mean_tree_depth": float(st["tree_depth"].mean()),
