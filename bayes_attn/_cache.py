@@ -233,11 +233,17 @@ class CompileTimer:
 
     @property
     def seconds(self) -> float:
-        total, reach = 0.0, float("-inf")
-        for start, end in sorted(self._spans):
-            if end > reach:
-                total += end - max(start, reach)
-                reach = end
+        return self.seconds_within(float("-inf"), float("inf"))
+
+    def seconds_within(self, start: float, end: float) -> float:
+        """The part of :attr:`seconds` inside the :func:`time.perf_counter` window ``[start, end]`` (a phase of
+        the block: the events' union clipped to the window)."""
+        total, reach = 0.0, start
+        for a, b in sorted(self._spans):
+            lo, hi = max(a, reach), min(b, end)
+            if hi > lo:
+                total += hi - lo
+                reach = hi
         return total
 
     def __enter__(self):

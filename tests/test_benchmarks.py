@@ -292,3 +292,59 @@ def test_startup_benchmark_smoke(tmp_path):
     for v in ("disk", "trace"):
         assert len(res["times_s"][v]["cold"]) == len(res["times_s"][v]["warm"]) == 1
         assert res["median_s"][v]["cold"] == res["times_s"][v]["cold"][0] > 0
+
+
+def test_suite_profile_bins_compile_events_by_kind():
+    """The suite profiler's plugin counts XLA compilations by how long one took (bins of ``BINS``), sums tracing and
+    lowering apart, and ignores other events."""
+    sys.path.insert(0, str(ROOT / "benchmarks" / "suite"))
+    try:
+        from _profile_plugin import BINS, _Counts
+    finally:
+        sys.path.pop(0)
+    from bayes_attn._cache import COMPILE_EVENTS
+
+    c = _Counts()
+    c.trace, c.backend = COMPILE_EVENTS[:-1], COMPILE_EVENTS[-1]
+    for d in (0.01, 0.049, 0.05, 0.3, 2.5, 7.0):
+        c.listen(c.backend, d)
+    c.listen(COMPILE_EVENTS[0], 0.4)
+    c.listen(COMPILE_EVENTS[1], 0.1)
+    c.listen("/jax/other", 9.0)
+    assert BINS == (0.05, 0.2, 1.0, float("inf"))
+    assert c.backend_n == [2, 1, 1, 2]
+    np.testing.assert_allclose(c.backend_s, [0.059, 0.05, 0.3, 9.5])
+    assert c.trace_s == pytest.approx(0.5)
+
+
+def test_suite_profile_smoke(tmp_path):
+    """``benchmarks/suite/run.py`` on two tests of one file, in one process: a row per test, its compilations
+    counted (the tests jit small programs), and the file's and the session's sums equal the tests'."""
+    out = tmp_path / "suite.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "suite" / "run.py"),
+            "-n",
+            "0",
+            "--out",
+            str(out),
+            "tests/test_linalg.py::test_log_marginal_and_energy_equal_dense_formulas",
+            "tests/test_linalg.py::test_cholesky_theta_inverts_factor",
+        ],
+        env={**os.environ, "BAYES_ATTN_CACHE_DIR": "off"},  # compile here: no program from the session's cache
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    t = res["total"]
+    assert t["tests"] == 2 and res["returncode"] == 0 and list(res["files"]) == ["tests/test_linalg.py"]
+    assert t["backend_compiles"] > 0 and t["backend_compile_s"] > 0
+    assert sum(t["backend_compiles_by_bin"]) == t["backend_compiles"]
+    assert res["files"]["tests/test_linalg.py"] == t and len(res["slowest"]) == 2
+    assert t["wall_s"] <= res["session_wall_s"]
+    np.testing.assert_allclose(
+        t["rest_s"], t["wall_s"] - t["backend_compile_s"] - t["trace_lower_s"] - t["children_cpu_s"]
+    )

@@ -215,6 +215,11 @@ def test_compile_timer_counts_overlapping_compilations_once(monkeypatch):
         timer._listen(name, duration)
     timer._listen("/jax/some/other_event", 100.0)  # not a compile event
     assert timer.seconds == pytest.approx(7.0)  # [6, 12] and [19, 20]; the plain sum of durations would be 10.5
+    # a window (a phase of the block) takes the union's part inside it
+    assert timer.seconds_within(0.0, 100.0) == pytest.approx(7.0)
+    assert timer.seconds_within(8.0, 10.7) == pytest.approx(2.7)  # inside [6, 12]: nested [10.5, 11] adds nothing
+    assert timer.seconds_within(11.5, 19.5) == pytest.approx(1.0)  # [11.5, 12] and [19, 19.5]
+    assert timer.seconds_within(13.0, 18.0) == 0.0 and timer.seconds_within(21.0, 30.0) == 0.0
 
 
 def test_compile_timer_stays_within_the_wall_time_of_compilations_on_threads():

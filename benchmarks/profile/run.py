@@ -12,8 +12,9 @@ own) and **warm** (the cache the cold run filled), each on one claimed core as `
   backend started), ``data_s``, the runner's phases
   ``init_s`` / ``warmup_s`` / ``end_s`` / ``sample_s`` (compilation included), ``model_output_s`` (building
   the model and the DataTree: the rest of ``sample``), ``write_s``, and ``total_s`` (all of it);
-* ``compile_s`` per phase and in all: JAX's own trace, lowering and XLA compile events
-  (``bayes_attn._cache.COMPILE_EVENTS``) falling inside each phase's window;
+* ``compile_s`` per phase and in all: the wall-clock time of JAX's own trace, lowering and XLA compile events
+  (``bayes_attn._cache.CompileTimer``: the union of their intervals, so that compilations on two threads at once
+  count once) inside each phase's window;
 * the **floor** (warm process, after the run): the run's unit of work timed alone on the same core --
   NUTS, MALA, ULA: the jitted, chain-vectorized value-and-gradient of the sampled density; Gibbs: one
   jitted, chain-vectorized sweep -- times the units the run used (``n_steps`` summed over
@@ -39,6 +40,7 @@ import time
 T_START = time.perf_counter()
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
@@ -170,17 +172,16 @@ def child(case: str, out: Path, want_floor: bool, width: int = 10, length: tuple
 
     prime_compiler()  # as the command does once its devices are chosen
     import bayes_attn.inference as inf
-    from bayes_attn._cache import COMPILE_EVENTS, enable_compilation_cache
-    import jax.monitoring
+    from bayes_attn._cache import CompileTimer, enable_compilation_cache
+    import jax
 
     enable_compilation_cache()
     inf.sample, inf.write_run, inf.SamplerConfig  # noqa: B018  (the lazy imports: NumPyro, ArviZ, xarray)
     jax.devices()  # and JAX's backend, as the command's first computation would
     t_import = time.perf_counter()
-    events = []
-    jax.monitoring.register_event_duration_secs_listener(
-        lambda name, d, **kw: events.append((time.perf_counter(), float(d))) if name in COMPILE_EVENTS else None
-    )
+    # wall-clock compile time from here to the end of the process: overlapping events (the runner compiles ahead on
+    # a thread while it traces the next program) count once, as in a sweep's compile_s
+    timer = contextlib.ExitStack().enter_context(CompileTimer())
     task_name, kind, model, (warmup, draws), *extra = CASES[case]
     extra = extra[0] if extra else {}
     if length is not None:
@@ -200,10 +201,8 @@ def child(case: str, out: Path, want_floor: bool, width: int = 10, length: tuple
     t_end = time.perf_counter()
     phases = {p: timings.get(p, 0.0) for p in ("init", "warmup", "end", "sample")}
     compile_by = {p: 0.0 for p in phases}
-    for t, d in events:
-        for p, a, b in timings["windows"]:
-            if a <= t <= b:
-                compile_by[p] += d
+    for p, a, b in timings["windows"]:
+        compile_by[p] += timer.seconds_within(a, b)
     res = {
         "case": case,
         "task": task_name,
@@ -222,7 +221,7 @@ def child(case: str, out: Path, want_floor: bool, width: int = 10, length: tuple
         "model_output_s": (t_sample - t_data) - sum(phases.values()),
         "write_s": t_end - t_sample,
         "total_s": t_end - T_START,
-        "compile_s": sum(d for _, d in events),
+        "compile_s": timer.seconds,
         **{f"compile_{p}_s": v for p, v in compile_by.items()},
         "min_ess_bulk_f": float(_ess_f(dt)),
     }
