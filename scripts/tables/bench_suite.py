@@ -25,7 +25,12 @@ def _row(name, t):
 
 
 def render() -> str:
-    d = load("benchmarks/suite/results.json", "benchmarks/suite/run.py")
+    return render_file("benchmarks/suite/results.json", "benchmarks/suite/run.py")
+
+
+def render_file(rel: str, writer: str) -> str:
+    """The table of the suite profile ``rel`` (written by ``writer``)."""
+    d = load(rel, writer)
     files = list(d["files"].items())
     rows = [_row(f"`{f.removeprefix('tests/')}`", t) for f, t in files[:FILES]]
     rest = files[FILES:]
@@ -57,7 +62,9 @@ def render() -> str:
     )
     busy = ", ".join(f"{w} {v['busy_s']:.0f} s" for w, v in d["workers"].items())
     m = d["machine"]
-    args = " ".join(d["pytest_args"]) or "The fast suite"
+    extra = [a for a in d["pytest_args"] if a != "--all"]
+    args = "The fast suite" + (" and the slow set" if "--all" in d["pytest_args"] else "")
+    args += f" (`{' '.join(extra)}`)" if extra else ""
     return out + (
         f"\n{args}: {t['tests']} tests in {d['session_wall_s']:.0f} s of wall time on {m['cores']} cores "
         f"(workers busy: {busy}). A test's XLA compilation by the time one program took: {split}. "
