@@ -304,8 +304,7 @@ def test_suite_profile_bins_compile_events_by_kind():
         sys.path.pop(0)
     from bayes_attn._cache import COMPILE_EVENTS
 
-    c = _Counts()
-    c.trace, c.backend = COMPILE_EVENTS[:-1], COMPILE_EVENTS[-1]
+    c = _Counts(COMPILE_EVENTS)
     for d in (0.01, 0.049, 0.05, 0.3, 2.5, 7.0):
         c.listen(c.backend, d)
     c.listen(COMPILE_EVENTS[0], 0.4)

@@ -22,10 +22,11 @@ BINS = (0.05, 0.2, 1.0, float("inf"))
 
 
 class _Counts:
-    """Compile events so far, by kind (``trace``: the events of ``COMPILE_EVENTS`` but the last, XLA's)."""
+    """Compile events so far, by kind: ``names`` is ``bayes_attn._cache.COMPILE_EVENTS`` (XLA's event last, tracing
+    and lowering before it)."""
 
-    def __init__(self):
-        self.backend, self.trace = None, ()
+    def __init__(self, names):
+        self.trace, self.backend = tuple(names[:-1]), names[-1]
         self.backend_s = [0.0] * len(BINS)
         self.backend_n = [0] * len(BINS)
         self.trace_s = 0.0
@@ -43,18 +44,18 @@ class _Counts:
         return list(self.backend_s), list(self.backend_n), self.trace_s
 
 
-_COUNTS = _Counts()
+_COUNTS = None
 _OUT = None
 
 
 def _out():
-    global _OUT
+    global _COUNTS, _OUT
     if _OUT is None:  # at the first test: the test session's conftest has set up JAX by then
         import jax.monitoring
 
         from bayes_attn._cache import COMPILE_EVENTS
 
-        _COUNTS.trace, _COUNTS.backend = COMPILE_EVENTS[:-1], COMPILE_EVENTS[-1]
+        _COUNTS = _Counts(COMPILE_EVENTS)
         jax.monitoring.register_event_duration_secs_listener(_COUNTS.listen)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         _OUT = open(Path(os.environ["BAYES_ATTN_SUITE_PROFILE"]) / f"{worker}.jsonl", "a")
