@@ -305,8 +305,8 @@ def test_suite_profile_bins_compile_events_by_kind():
     from bayes_attn._cache import COMPILE_EVENTS
 
     c = _Counts(COMPILE_EVENTS)
-    for d in (0.01, 0.049, 0.05, 0.3, 2.5, 7.0):
-        c.listen(c.backend, d)
+    for i, d in enumerate((0.01, 0.049, 0.05, 0.3, 2.5, 7.0)):
+        c.listen(c.backend, d, fun_name=f"jit(f{i})")
     c.listen(COMPILE_EVENTS[0], 0.4)
     c.listen(COMPILE_EVENTS[1], 0.1)
     c.listen("/jax/other", 9.0)
@@ -314,6 +314,7 @@ def test_suite_profile_bins_compile_events_by_kind():
     assert c.backend_n == [2, 1, 1, 2]
     np.testing.assert_allclose(c.backend_s, [0.059, 0.05, 0.3, 9.5])
     assert c.trace_s == pytest.approx(0.5)
+    assert c.large == [["jit(f4)", 2.5], ["jit(f5)", 7.0]]  # the programs of the last bin, by name
 
 
 def test_suite_profile_smoke(tmp_path):
@@ -328,6 +329,8 @@ def test_suite_profile_smoke(tmp_path):
             "0",
             "--out",
             str(out),
+            "--rows",
+            str(tmp_path / "rows.jsonl"),
             "tests/test_linalg.py::test_log_marginal_and_energy_equal_dense_formulas",
             "tests/test_linalg.py::test_cholesky_theta_inverts_factor",
         ],
@@ -344,6 +347,13 @@ def test_suite_profile_smoke(tmp_path):
     assert sum(t["backend_compiles_by_bin"]) == t["backend_compiles"]
     assert res["files"]["tests/test_linalg.py"] == t and len(res["slowest"]) == 2
     assert t["wall_s"] <= res["session_wall_s"]
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert sorted(r["id"].split("::")[1] for r in rows) == sorted(r["id"].split("::")[1] for r in res["slowest"])
+    assert (
+        sum(len(r["large"]) for r in rows)
+        == t["backend_compiles_by_bin"][-1]
+        == sum(p["programs"] for p in res["large_programs"])
+    )
     np.testing.assert_allclose(
         t["rest_s"], t["wall_s"] - t["backend_compile_s"] - t["trace_lower_s"] - t["children_cpu_s"]
     )

@@ -3,7 +3,7 @@
 A line holds the test's id, its start and end (``time.time()``), the CPU seconds of this process and of the child
 processes it waited for (``resource.getrusage``), and JAX's compile events during it (the duration events of
 ``bayes_attn._cache.COMPILE_EVENTS``, by kind): XLA backend compilations (count and seconds, in bins of program
-compile time) and tracing + lowering seconds.  Compile events are reported when they end, and a test that leaves
+compile time; the programs of the last bin with JAX's name for them) and tracing + lowering seconds.  Compile events are reported when they end, and a test that leaves
 a compilation running on a thread (none does) would charge it to the next test.
 """
 
@@ -30,6 +30,7 @@ class _Counts:
         self.backend_s = [0.0] * len(BINS)
         self.backend_n = [0] * len(BINS)
         self.trace_s = 0.0
+        self.large = []
 
     def listen(self, name, duration, **kwargs):
         d = float(duration)
@@ -37,11 +38,13 @@ class _Counts:
             i = next(i for i, b in enumerate(BINS) if d < b)
             self.backend_s[i] += d
             self.backend_n[i] += 1
+            if i == len(BINS) - 1:
+                self.large.append([str(kwargs.get("fun_name", "?")), d])
         elif name in self.trace:
             self.trace_s += d
 
     def snapshot(self):
-        return list(self.backend_s), list(self.backend_n), self.trace_s
+        return list(self.backend_s), list(self.backend_n), self.trace_s, len(self.large)
 
 
 _COUNTS = None
@@ -70,9 +73,9 @@ def _children_cpu() -> float:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     out = _out()
-    t0, c0, k0, (s0, n0, tr0) = time.time(), time.process_time(), _children_cpu(), _COUNTS.snapshot()
+    t0, c0, k0, (s0, n0, tr0, l0) = time.time(), time.process_time(), _children_cpu(), _COUNTS.snapshot()
     yield
-    s1, n1, tr1 = _COUNTS.snapshot()
+    s1, n1, tr1, l1 = _COUNTS.snapshot()
     row = {
         "id": item.nodeid,
         "start": t0,
@@ -82,6 +85,7 @@ def pytest_runtest_protocol(item, nextitem):
         "backend_s": [b - a for a, b in zip(s0, s1)],
         "backend_n": [b - a for a, b in zip(n0, n1)],
         "trace_lower_s": tr1 - tr0,
+        "large": _COUNTS.large[l0:l1],
     }
     out.write(json.dumps(row) + "\n")
     out.flush()

@@ -6,7 +6,8 @@ Runs the README's test command (``python -m pytest -q -n 2``; ``--all``: the slo
 test-all``) with a plugin (``_profile_plugin.py``) that records, per test, its wall time, the CPU time of its process
 and of the child processes it waited for, and JAX's compile events in it: XLA backend compilations (count and
 seconds, binned by how long one program took) and tracing + lowering.  Writes the session's wall time and those
-sums, in all, per test file and for the slowest tests, to the JSON file; the table in docs/design.md ("Compilation in
+sums, in all, per test file and for the slowest tests, and the programs of one second or more by name, to the
+JSON file (``--rows FILE``: every test's row too); the table in docs/design.md ("Compilation in
 the tests") is generated from it (``scripts/tables/bench_suite.py``).  Arguments after the options go to pytest
 (a subset of the tests, for instance).  Run it on an otherwise idle machine: it uses both cores.
 """
@@ -78,13 +79,29 @@ def summarise(rows: list[dict], session_wall_s: float, returncode: int, args: li
         },
         "files": {f: _totals(by_file[f]) for f in files},
         "slowest": [{"id": r["id"], **_totals([r])} for r in slowest],
+        "large_programs": _large_programs(rows),
     }
+
+
+def _large_programs(rows) -> list[dict]:
+    """The programs of the last bin (one compilation >= 1 s) by JAX's name for them: count, seconds and the tests
+    that compiled them, most seconds first."""
+    by = collections.defaultdict(lambda: {"programs": 0, "seconds": 0.0, "tests": []})
+    for r in rows:
+        for name, s in r["large"]:
+            e = by[name]
+            e["programs"] += 1
+            e["seconds"] += s
+            if r["id"] not in e["tests"]:
+                e["tests"].append(r["id"])
+    return sorted(({"name": k, **v} for k, v in by.items()), key=lambda e: -e["seconds"])
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--all", action="store_true", help="the slow set too (./run.sh test-all)")
     ap.add_argument("--out", default=str(HERE / "results.json"))
+    ap.add_argument("--rows", help="also write every test's row (JSON lines) to this file")
     ap.add_argument("-n", "--workers", default="2", help="pytest-xdist workers (default 2, as ./run.sh test)")
     args, pytest_args = ap.parse_known_args(argv)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_profile_plugin"]
@@ -102,6 +119,8 @@ def main(argv=None) -> int:
     if not rows:
         print("error: no test ran", file=sys.stderr)
         return 2
+    if args.rows:
+        Path(args.rows).write_text("".join(json.dumps(r) + "\n" for r in rows))
     res = summarise(rows, wall, proc.returncode, (["--all"] if args.all else []) + pytest_args)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
