@@ -215,8 +215,12 @@ def test_the_key_follows_the_extra_text_and_refuses_object_identities():
 def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypatch, tmp_path, jax_events):
     """The runner's chunk programs (init, warm-up/draw loop, end of warm-up) of a one-device layout are disk
     programs: once a run has written them, a run in a fresh process (here: every in-memory cache dropped) traces
-    none of them, and its draws are those of the plain jax.jit, bit for bit.  NUTS: its state holds a dict keyed
-    by a tuple of site names, which jax.export cannot serialise (the output tree is pickled beside it)."""
+    none of them, and its draws are bit for bit those of the run that wrote them.  Against the plain jax.jit they
+    agree to rounding: from jax 0.12.1 on, jit lowers some special functions with CPU-specific rules that an
+    exported program does not use (the normal draws' inverse error function with fused multiply-adds; measured
+    3e-12 relative on these draws; bit for bit with jax 0.12.0), so the comparison allows 1e-9.  NUTS: its state
+    holds a dict keyed by a tuple of site names, which jax.export cannot serialise (the output tree is pickled
+    beside it)."""
 
     from bayes_attn.inference import SamplerConfig, sample
     from bayes_attn.inference import _runner
@@ -247,11 +251,11 @@ def test_sampler_chunk_programs_are_read_from_disk_with_the_same_draws(monkeypat
         assert compiled.count("jit(call)") == len(list(program_dir().glob("*.bin"))), compiled
         second = fresh_run(cfg)
         assert not {"flat", "loop", "<lambda>"} & set(traced), traced  # read from disk: none traced again
-        np.testing.assert_array_equal(first, plain)
-        np.testing.assert_array_equal(second, plain)
+        np.testing.assert_array_equal(second, first)
+        np.testing.assert_allclose(first, plain, rtol=1e-9, atol=0)
         # another NumPyro or BlackJAX version: the programs traced from the old kernels are not loaded
         monkeypatch.setattr(_runner, "_kernel_libraries", lambda: "numpyro 0.0 blackjax 0.0")
-        np.testing.assert_array_equal(fresh_run(cfg), plain)
+        np.testing.assert_array_equal(fresh_run(cfg), first)
         assert "flat" in traced
 
 

@@ -166,6 +166,33 @@ def test_prior_log_density_equals_scipy_wishart_chain(spec):
         np.testing.assert_allclose(prior_log_density(U_a, Us, hyper), _scipy_chain_logpdf(spec, U_a, Us), rtol=1e-10)
 
 
+def test_log_gamma_is_scipys_and_compiles_without_the_gamma_function():
+    """The Wishart normaliser's log-gamma (Lanczos, ``theory._exact.log_gamma``): SciPy's ``gammaln`` and
+    ``multigammaln`` to 1e-13 (relative, absolute below 1) over [1/2, 1e7], the closed forms Gamma(1/2) = sqrt(pi)
+    and Gamma(n) = (n - 1)!, and arithmetic only: neither the jitted nor the exported normaliser holds the gamma
+    function (its exported form cost the order-parameter samplers ~2 s of compilation, docs/design.md)."""
+    import math
+
+    from scipy.special import gammaln, multigammaln
+
+    from bayes_attn.theory._exact import log_gamma, log_multigamma, wishart_log_normalizer
+
+    x = np.concatenate([np.linspace(0.5, 3.0, 251), np.geomspace(3.0, 1e7, 300)])
+    err = lambda a, b: np.max(np.abs(np.asarray(a) - b) / np.maximum(1.0, np.abs(b)))  # noqa: E731
+    assert err(jax.jit(log_gamma)(jnp.asarray(x)), gammaln(x)) < 1e-13
+    assert abs(float(log_gamma(0.5)) - 0.5 * math.log(math.pi)) < 1e-14
+    for n in (1, 2, 3, 7, 20):
+        assert abs(float(log_gamma(float(n))) - math.log(math.factorial(n - 1))) < 1e-13 * max(1, n * math.log(n))
+    for p in (1, 2, 5, 16):
+        a = np.geomspace(p / 2, 1e6, 40)
+        assert err(jax.jit(lambda a, p=p: log_multigamma(a, p))(a), multigammaln(a, p)) < 1e-13, p
+    layout, hyper = _layout(SPEC3)
+    fn = jax.jit(lambda h: wishart_log_normalizer(layout.sizes, h))
+    assert "lgamma" not in fn.lower(hyper).as_text()
+    exported = jax.export.export(fn)(hyper).mlir_module()
+    assert "lgamma" not in exported and "gather" not in exported
+
+
 def test_data_term_is_collapsed_marginal_likelihood():
     task = random_task(P=6, Q=3, S=3, n0=3, heads=(2, 2), seed=7)
     spec = task.spec(width=5, temperature=0.3, variances=(1.0, 0.8, 1.2, 0.9))
