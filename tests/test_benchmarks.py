@@ -1,5 +1,5 @@
 """Benchmark scripts run (tiny sizes): the device benchmark's --smoke mode on the CPU, the sweep
-benchmark's --smoke mode (it starts about fifteen processes) and the Wishart-sites benchmark (slow); the
+benchmark's --smoke mode (one cell; it starts about a dozen processes) and the Wishart-sites benchmark (slow); the
 pinning benchmark's --smoke mode (fast)."""
 
 import json

@@ -164,7 +164,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(HERE / "results.json"))
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--smoke", action="store_true", help="a 2-cell grid with 2 x (10 + 10) iterations")
+    ap.add_argument("--smoke", action="store_true", help="a 1-cell grid with 2 x (10 + 10) iterations")
     ap.add_argument("--grid", default=str(HERE / "grid.toml"), help="the sweep config (default grid.toml)")
     ap.add_argument(
         "--process-repeats",
@@ -189,7 +189,7 @@ def main(argv=None) -> int:
             grid_text.replace("chains = 4", "chains = 2")
             .replace("n_test = 1000", "n_test = 20")
             .replace("P = 100", "P = 10")
-            .replace('"network.width" = [10, 30, 100, 1000]', '"network.width" = [10, 30]')
+            .replace('"network.width" = [10, 30, 100, 1000]', '"network.width" = [10]')
             .replace('"network.temperature" = [0.01, 0.1]', '"network.temperature" = [0.1]')
         )
         args.repeats = 1
