@@ -110,7 +110,8 @@ class TestConfig:
         # conftest.SHORT_RUN: the vectorized and parallel runs are those of tests/test_devices.py (shared programs).
         # Gibbs draws its normals in float32 (samplers._adapt.std_normal), and from jax 0.12.1 on a layout that runs
         # the plain jit (sharded) and one that runs the exported program evaluate them with and without fused
-        # multiply-adds: a float32 rounding apart (measured 7e-8 absolute on f of order 0.01-1), hence atol 1e-6
+        # multiply-adds: a float32 rounding apart (measured 7e-8 absolute on f of order 0.01-1), hence atol 1e-6; the
+        # sequential and vectorized layouts both run exported programs and agree to 2e-15
         task, spec = driver_problem(ONE_LAYER)
         spec = spec.with_(width=SHORT_RUN_WIDTH)
         f = {}
@@ -118,7 +119,7 @@ class TestConfig:
             cfg = SamplerConfig(kind="gibbs", model="weights", seed=5, chain_method=method, **SHORT_RUN)
             f[method] = sample(task, spec, cfg)["posterior"]["f"].values
         np.testing.assert_allclose(f["parallel"], f["vectorized"], rtol=1e-6, atol=1e-6)
-        np.testing.assert_allclose(f["sequential"], f["vectorized"], rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(f["sequential"], f["vectorized"], rtol=1e-6, atol=1e-9)
 
 
 RESUME_CASES = [
