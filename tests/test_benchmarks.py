@@ -321,24 +321,14 @@ def test_suite_profile_smoke(tmp_path):
     """``benchmarks/suite/run.py`` on two tests of one file, in one process: a row per test, its compilations
     counted (the tests jit small programs), and the file's and the session's sums equal the tests'."""
     out = tmp_path / "suite.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "suite" / "run.py"),
-            "-n",
-            "0",
-            "--out",
-            str(out),
-            "--rows",
-            str(tmp_path / "rows.jsonl"),
-            "tests/test_linalg.py::test_log_marginal_and_energy_equal_dense_formulas",
-            "tests/test_linalg.py::test_cholesky_theta_inverts_factor",
-        ],
-        env={**os.environ, "BAYES_ATTN_CACHE_DIR": "off"},  # compile here: no program from the session's cache
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "suite" / "run.py"), "-n", "0", "--out", str(out)]
+    cmd += ["--rows", str(tmp_path / "rows.jsonl")]
+    cmd += [
+        f"tests/test_linalg.py::{t}"
+        for t in ("test_log_marginal_and_energy_equal_dense_formulas", "test_cholesky_theta_inverts_factor")
+    ]
+    env = {**os.environ, "BAYES_ATTN_CACHE_DIR": "off"}  # compile here: no program from the session's cache
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     res = json.loads(out.read_text())
     t = res["total"]

@@ -3,8 +3,9 @@
 A line holds the test's id, its start and end (``time.time()``), the CPU seconds of this process and of the child
 processes it waited for (``resource.getrusage``), and JAX's compile events during it (the duration events of
 ``bayes_attn._cache.COMPILE_EVENTS``, by kind): XLA backend compilations (count and seconds, in bins of program
-compile time; the programs of the last bin with JAX's name for them) and tracing + lowering seconds.  Compile events are reported when they end, and a test that leaves
-a compilation running on a thread (none does) would charge it to the next test.
+compile time; the programs of the last bin with JAX's name for them) and tracing + lowering seconds.  Compile
+events are reported when they end, and a test that leaves a compilation running on a thread (none does) would
+charge it to the next test.
 """
 
 from __future__ import annotations
