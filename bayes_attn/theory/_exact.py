@@ -144,7 +144,7 @@ class OrderParameterLayout:
 
 
 #: Lanczos' approximation of the gamma function, g = 7 with nine coefficients (docs/theory.md, eq. (5.2c)):
-#: ln Gamma within 3e-15 of SciPy's (relative, absolute below 1) for arguments >= 1/2
+#: ln Gamma to rounding for arguments >= 1/2
 _LANCZOS_G = 7.0
 _LANCZOS = (
     0.99999999999980993,
@@ -163,10 +163,10 @@ def log_gamma(x):
     """``ln Gamma(x)`` for ``x >= 1/2`` by Lanczos' approximation (docs/theory.md, eq. (5.2c)).
 
     *(project choice)* Arithmetic only, instead of :func:`jax.scipy.special.gammaln`: from jax 0.12.1 on, the
-    gamma function compiles to a CPU library call under :func:`jax.jit` but to a table of about a thousand
-    operations in an exported program (:mod:`bayes_attn._programs`), which made the order-parameter samplers'
-    disk programs compile about 2 s longer each; this form compiles to a few dozen operations on either route
-    and agrees with SciPy's ``gammaln`` to 1e-13 relative (tests/test_wishart.py).
+    gamma function compiles to a CPU library call under :func:`jax.jit` but to a table of operations in an
+    exported program (:mod:`bayes_attn._programs`), which lengthened the compilation of every order-parameter
+    sampler's disk program (docs/design.md); this form is the same few dozen operations on either route and
+    agrees with SciPy's ``gammaln`` to rounding (tests/test_wishart.py).
     """
     x = x - 1.0
     series = _LANCZOS[0] + sum(c / (x + i) for i, c in enumerate(_LANCZOS[1:], start=1))
