@@ -48,17 +48,29 @@ def pl_params(z, L: int) -> FactoredParams:
 
 
 def pl_model(
-    s, L: int, C: int, omega: float = 1.0, scale_A: float = 1.0, scale_V: float = 1.0, scale_b: float | None = None
+    s,
+    L: int,
+    C: int,
+    omega: float = 1.0,
+    scale_A: float = 1.0,
+    scale_V: float = 1.0,
+    scale_b: float | None = None,
+    weights=None,
 ):
-    """NumPyro model of the pseudo-posterior (§11.1); fields when ``scale_b`` is given."""
+    """NumPyro model of the pseudo-posterior (§11.1); fields when ``scale_b`` is given.  ``weights`` (M,):
+    sequence weights, ``log PL = sum_m w_m sum_i log p(s_mi | s_m,-i)`` (docs/potts.md (11.1a)); integer counts
+    give exactly the pseudo-posterior of the sequences repeated that many times."""
     z = {
         "A_off": numpyro.sample("A_off", dist.Normal(0.0, scale_A).expand([L * (L - 1)]).to_event(1)),
         "V": numpyro.sample("V", dist.Normal(0.0, scale_V).expand([C, C]).to_event(2)),
     }
     if scale_b is not None:
         z["b"] = numpyro.sample("b", dist.Normal(0.0, scale_b).expand([L, C]).to_event(2))
-    M = s.shape[0]
-    numpyro.factor("pl", -omega * M * L * pseudo_nll(fa_logits(pl_params(z, L), s), s))
+    logits = fa_logits(pl_params(z, L), s)
+    if weights is None:
+        numpyro.factor("pl", -omega * s.shape[0] * L * pseudo_nll(logits, s))
+    else:
+        numpyro.factor("pl", -omega * jnp.sum(weights) * L * pseudo_nll(logits, s, weights))
 
 
 def map_lambda(M: int, L: int, omega: float = 1.0, scale: float = 1.0) -> float:

@@ -24,14 +24,16 @@ from ..potts import gauged_couplings, pl_model, pl_params
 
 class PseudoPosteriorArgs(NamedTuple):
     """Traced inputs of :class:`PseudoPosteriorModel` (a JAX pytree): the sequences ``s`` (M, L) int, the
-    pseudo-likelihood's weight ``omega`` and the prior standard deviations of ``A``, ``V`` and the fields
-    (``scale_b`` is read only by a model with fields)."""
+    pseudo-likelihood's weight ``omega``, the prior standard deviations of ``A``, ``V`` and the fields
+    (``scale_b`` is read only by a model with fields) and the sequence weights ``weights`` (M,) (ones: every
+    sequence counted once)."""
 
     s: jnp.ndarray
     omega: jnp.ndarray
     scale_A: jnp.ndarray
     scale_V: jnp.ndarray
     scale_b: jnp.ndarray
+    weights: jnp.ndarray
 
     def data_arrays(self) -> tuple:
         """The arrays that determine a run of the model (for its checkpoint's fingerprint)."""
@@ -63,7 +65,8 @@ class PseudoPosteriorModel:
 
     def numpyro_model(self, args: PseudoPosteriorArgs) -> None:
         """The NumPyro model of the pseudo-posterior (:func:`~bayes_attn.potts.pl_model`)."""
-        pl_model(args.s, self.L, self.C, args.omega, args.scale_A, args.scale_V, args.scale_b if self.fields else None)
+        scale_b = args.scale_b if self.fields else None
+        pl_model(args.s, self.L, self.C, args.omega, args.scale_A, args.scale_V, scale_b, args.weights)
 
     def log_density(self, z: dict, args: PseudoPosteriorArgs):
         """``omega log PL + log prior`` at the sites ``z`` (up to constants): ``-potential_energy``."""

@@ -59,10 +59,25 @@ def seed_of(key) -> int:
     return (hi << 32) | lo
 
 
-def to_datatree(groups: dict, model: PseudoPosteriorModel, s, attrs: dict) -> xr.DataTree:
+def check_weights(weights, M: int) -> np.ndarray:
+    """Sequence weights (M,) of the pseudo-likelihood: finite, >= 0 and not all zero (``None``: ones).  Every
+    failure is one line naming ``weights``."""
+    if weights is None:
+        return np.ones(M)
+    w = np.asarray(weights)
+    require(w.dtype.kind in "iuf", "weights", f"must be numbers, got dtype {w.dtype}")
+    require(w.shape == (M,), "weights", f"must have shape ({M},) (one per sequence), got {w.shape}")
+    w = w.astype(float)
+    require(bool(np.all(np.isfinite(w))), "weights", "contains NaN or inf")
+    require(bool(np.all(w >= 0)), "weights", f"must be >= 0, got {w.min()}")
+    require(bool(w.sum() > 0), "weights", "are all zero")
+    return w
+
+
+def to_datatree(groups: dict, model: PseudoPosteriorModel, s, weights, attrs: dict) -> xr.DataTree:
     """The run's DataTree: ``posterior`` (A, V, K0, (b, h0)), ``sample_stats``, ``warmup_sample_stats`` (and
-    ``warmup_posterior`` when stored), ``observed_data`` (the sequences), root attributes ``attrs`` with the
-    model and package versions."""
+    ``warmup_posterior`` when stored), ``observed_data`` (the sequences and their weights), root attributes
+    ``attrs`` with the model and package versions."""
 
     def ds(group: dict) -> xr.Dataset:
         data = {k: xr.DataArray(np.asarray(v), dims=("chain", "draw", *DIMS.get(k, ()))) for k, v in group.items()}
@@ -81,7 +96,9 @@ def to_datatree(groups: dict, model: PseudoPosteriorModel, s, attrs: dict) -> xr
     tree = {
         "/": xr.Dataset(attrs=root),
         **{g: ds(d) for g, d in groups.items() if d},
-        "observed_data": xr.Dataset({"sequences": (("sequence", "site"), np.asarray(s))}),
+        "observed_data": xr.Dataset(
+            {"sequences": (("sequence", "site"), np.asarray(s)), "weights": ("sequence", np.asarray(weights))}
+        ),
     }
     return xr.DataTree.from_dict(tree)
 
@@ -138,14 +155,20 @@ class PseudoPosterior:
         self.settings = Settings.from_config(self.cfg)
         self.thresholds = thresholds
 
-    def args(self, s, omega: float | None = None) -> PseudoPosteriorArgs:
-        """The traced arguments of a run on sequences ``s`` (validated: (M, L) colours in [0, C))."""
+    def args(self, s, omega: float | None = None, weights=None) -> PseudoPosteriorArgs:
+        """The traced arguments of a run on sequences ``s`` (validated: (M, L) colours in [0, C)) with sequence
+        ``weights`` (M,) (validated: finite, >= 0, not all zero; default ones)."""
         s = check_sequences(s, self.C, self.L, "sequences")
         omega = self.omega if omega is None else positive(float(omega), "omega")
         scale_A, scale_V, scale_b = self.scales
         f = lambda x: jnp.asarray(x, jnp.float64)  # noqa: E731
         return PseudoPosteriorArgs(
-            jnp.asarray(s), f(omega), f(scale_A), f(scale_V), f(1.0 if scale_b is None else scale_b)
+            jnp.asarray(s),
+            f(omega),
+            f(scale_A),
+            f(scale_V),
+            f(1.0 if scale_b is None else scale_b),
+            f(check_weights(weights, len(s))),
         )
 
     def run(
@@ -155,6 +178,7 @@ class PseudoPosterior:
         init=None,
         omega: float | None = None,
         *,
+        weights=None,
         checkpoint=None,
         resume: bool = False,
         stop_after_chunks: int | None = None,
@@ -165,12 +189,14 @@ class PseudoPosterior:
 
         ``key``: the seed (an int, or a JAX key: :func:`seed_of`).  ``init``: a single-head
         :class:`~bayes_attn.potts.FactoredParams` record (e.g. the MAP fit) where every chain starts (default:
-        NumPyro's ``init_to_uniform``).  ``omega``: this run's weight (default the constructor's).
+        NumPyro's ``init_to_uniform``).  ``omega``: this run's weight (default the constructor's).  ``weights``:
+        sequence weights (M,) (default ones); integer counts give exactly the run on the sequences repeated that
+        many times, so data with few distinct sequences may be passed once each with their counts.
         ``checkpoint``: a file written after every chunk of ``checkpoint_every`` draws; ``resume``: continue
         from it (the draws of an uninterrupted run); ``stop_after_chunks``: stop after that many chunks
         (:class:`~bayes_attn.inference.SamplingInterrupted`)."""
         cfg = replace(self.cfg, seed=seed_of(key))
-        args = self.args(s, omega)
+        args = self.args(s, omega, weights)
         positions = None
         if init is not None:
             z = pl_sites(init, self.L)
@@ -199,6 +225,7 @@ class PseudoPosterior:
             groups,
             self.model,
             args.s,
+            args.weights,
             {
                 "sampler": "nuts",
                 "seed": cfg.seed,
@@ -247,6 +274,7 @@ def sample_pseudo_posterior(
     warmup: int = 300,
     draws: int = 300,
     init=None,
+    weights=None,
     progress_bar: bool = False,
     checkpoint=None,
     resume: bool = False,
@@ -266,7 +294,9 @@ def sample_pseudo_posterior(
         draws=draws,
         progress_bar=progress_bar,
     )
-    return post.run(key, s, init, checkpoint=checkpoint, resume=resume, stop_after_chunks=stop_after_chunks)
+    return post.run(
+        key, s, init, weights=weights, checkpoint=checkpoint, resume=resume, stop_after_chunks=stop_after_chunks
+    )
 
 
 __all__ = ["TARGET_ACCEPT", "DIMS", "PseudoPosterior", "sample_pseudo_posterior", "seed_of", "to_datatree"]
