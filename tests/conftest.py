@@ -99,8 +99,8 @@ RESUME_RUN = dict(chains=2, warmup=4, checkpoint_every=2, progress_bar=False)
 #: XLA flags of the fast suite (a session that deselects the slow tests, as the default ``-m 'not slow'`` does):
 #: its tests compile hundreds of small programs and run each briefly, so LLVM's optimisation passes cost more
 #: than they save (docs/design.md, "Compilation in the tests").  Sessions
-#: that select the slow tests (``./run.sh test-all``, CI) keep XLA's default level, which the long statistical
-#: runs need and which users run.  Results differ between levels in the last bits only (LLVM may contract
+#: that select the slow tests keep XLA's default level, which the long statistical runs need and which users
+#: run; ``./run.sh test-all`` (CI) runs the fast suite and then the slow set (``-m slow``) as two sessions.  Results differ between levels in the last bits only (LLVM may contract
 #: a multiply and an add differently), so a test compares draws only between processes of one session.
 FAST_SUITE_XLA_FLAGS = "--xla_backend_optimization_level=0"
 
