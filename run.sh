@@ -39,7 +39,7 @@ case "$job" in
   test-all)
     # two sessions: the fast suite compiles at XLA's level 0, the slow set at the default level (tests/conftest.py)
     python -m pytest -q -n 2 "$@" && fast=0 || fast=$?
-    python -m pytest -q -n 2 -m slow "$@" && slow=0 || slow=$?
+    python -m pytest -q -n 2 -m slow --dist worksteal "$@" && slow=0 || slow=$?
     for rc in "$fast" "$slow"; do [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"; done  # 5: no test selected
     [ "$fast$slow" != 55 ] || exit 5
     exit 0 ;;

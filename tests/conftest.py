@@ -110,6 +110,32 @@ def pytest_configure(config):
         os.environ["XLA_FLAGS"] += " " + FAST_SUITE_XLA_FLAGS
 
 
+def pytest_collection_modifyitems(config, items):
+    """Longest first: tests that declare their approximate cost (``@pytest.mark.slow(seconds=...)``, the slow
+    set's longest) run before all others, in decreasing order of it (the sort is stable: the rest keep pytest's
+    order).  In a two-worker session a long test that starts last keeps one worker busy after the other has
+    finished; started first, the short ones fill in around it (``./run.sh test-all`` runs the slow set with
+    ``--dist worksteal``, so an idle worker takes tests queued on the busy one)."""
+
+    def cost(item) -> float:
+        mark = item.get_closest_marker("slow")
+        return float(mark.kwargs.get("seconds", 0)) if mark else 0.0
+
+    items.sort(key=lambda item: -cost(item))
+
+
+def smoke_env(**extra) -> dict:
+    """Environment for a smoke run a test starts (an example's or a benchmark's ``--smoke`` mode): this session's
+    (``subprocess_env``) at XLA's optimisation level 0 in every session.  Smoke runs are tiny and
+    compile-bound, as the fast suite's tests are (an example's smoke run spends most of its time compiling,
+    and LLVM's optimisation passes most of that); their outputs are checked for shape and sanity, never
+    against draws of another process."""
+    env = subprocess_env(**extra)
+    if "optimization_level" not in env.get("XLA_FLAGS", ""):
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + FAST_SUITE_XLA_FLAGS).strip()
+    return env
+
+
 def subprocess_env(**extra) -> dict:
     """Environment for a process a test starts: this session's XLA flags, all of them.  The same one thread and
     optimisation level make its draws equal the test process's; the same four host devices let it share the

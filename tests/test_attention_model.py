@@ -259,7 +259,7 @@ def _routes_problem(seed=7, P=20, Q=4, S=3, n0=4):
     return Task(x_tr, y, x_te, np.ones(Q), (layer,), name="routes")
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=65)
 def test_two_routes_agree_and_a_planted_prior_scale_is_rejected():
     """(Z, U) with the value weights integrated out == every weight sampled with Z (P = 20, N = 10, one layer of
     two heads, rank 1): posterior predictive means within 5 MCSE, ESS >= 400 in both; the weight route with a prior

@@ -3,21 +3,21 @@ benchmark's --smoke mode (one cell; it starts about a dozen processes) and the W
 pinning benchmark's --smoke mode (fast)."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import smoke_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.slow  # ~2 min of compilation for six GPU-sized programs at CPU-smoke sizes
+@pytest.mark.slow(seconds=60)  # compilation of six GPU-sized programs at CPU-smoke sizes
 def test_device_benchmark_smoke(tmp_path):
     out = tmp_path / "device.json"
-    env = {**os.environ, "PYTHON": sys.executable}
+    env = smoke_env(PYTHON=sys.executable)
     proc = subprocess.run(
         ["bash", str(ROOT / "benchmarks" / "device" / "run.sh"), "--smoke", "--out", str(out)],
         env=env,
@@ -38,7 +38,7 @@ def test_device_benchmark_smoke(tmp_path):
     assert cases["wishart_1e5_f32"]["precision"] == "float32" and cases["wishart_1e5"]["precision"] == "float64"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=120)
 def test_sweep_benchmark_smoke(tmp_path):
     out = tmp_path / "sweep.json"
     proc = subprocess.run(
@@ -51,6 +51,7 @@ def test_sweep_benchmark_smoke(tmp_path):
             "--out",
             str(out),
         ],
+        env=smoke_env(),
         capture_output=True,
         text=True,
         timeout=1800,
@@ -78,6 +79,7 @@ def test_wishart_sites_benchmark_smoke(tmp_path):
             "--out",
             str(out),
         ],
+        env=smoke_env(),
         capture_output=True,
         text=True,
         timeout=900,
@@ -94,6 +96,7 @@ def test_pinning_benchmark_smoke(tmp_path):
     out = tmp_path / "pinning.json"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "sweep" / "pinning.py"), "--smoke", "--out", str(out)],
+        env=smoke_env(),
         capture_output=True,
         text=True,
         timeout=600,
@@ -113,6 +116,7 @@ def test_blas_pinned_benchmark_smoke(tmp_path):
     out = tmp_path / "blas.json"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "sweep" / "blas_pinned.py"), "--smoke", "--out", str(out)],
+        env=smoke_env(),
         capture_output=True,
         text=True,
         timeout=300,
@@ -125,7 +129,7 @@ def test_blas_pinned_benchmark_smoke(tmp_path):
     assert all(r["matmul_s_median"] > 0 and r["cholesky_s_median"] > 0 for r in rows.values())
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=50)
 def test_profile_benchmark_smoke(tmp_path):
     """benchmarks/profile/run.py at tiny sizes on a gradient sampler and Gibbs: the phases add up, the warm process
     compiles less than the cold one (its cache is hit), and the floor is its parts."""
@@ -141,6 +145,7 @@ def test_profile_benchmark_smoke(tmp_path):
             "--out",
             str(out),
         ],
+        env=smoke_env(),
         capture_output=True,
         text=True,
         timeout=900,
@@ -173,7 +178,11 @@ def test_profile_cold_warm_smoke(tmp_path):
     out = tmp_path / "cold_warm.json"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "profile" / "run.py"), "--cold-warm", "--smoke", "--repeats", "2"]
     proc = subprocess.run(
-        cmd + ["--cases", "gibbs-weights", "--out", str(out)], capture_output=True, text=True, timeout=900
+        cmd + ["--cases", "gibbs-weights", "--out", str(out)],
+        env=smoke_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (case,) = json.loads(out.read_text())["cases"]
@@ -216,7 +225,9 @@ def test_attention_benchmark_smoke(tmp_path, sampler):
     """benchmarks/attention/run.py at tiny sizes: one GP-limit case, its JSON rows and the hand-built reference."""
     out = tmp_path / "attention.json"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "attention" / "run.py"), "--smoke", "--limits", "gp", *sampler]
-    proc = subprocess.run(cmd + ["--bases", "pos_pc2", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        cmd + ["--bases", "pos_pc2", "--out", str(out)], env=smoke_env(), capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     (case,) = res["cases"]
@@ -246,6 +257,7 @@ def test_attention_benchmark_digits_smoke(tmp_path):
     cmd = [sys.executable, str(ROOT / "benchmarks" / "attention" / "run.py"), "--smoke", "--task", "digits"]
     proc = subprocess.run(
         cmd + ["--limits", "gp", "--bases", "none", "--rank", "2", "--out", str(out)],
+        env=smoke_env(),
         capture_output=True,
         text=True,
         timeout=600,
@@ -259,7 +271,9 @@ def test_attention_benchmark_digits_smoke(tmp_path):
     assert ref["heads"] == "random (GD initialisation)" and 0 <= ref["accuracy"] <= 1
     with np.load(tmp_path / case["maps_file"]) as maps:  # two layers of four heads over the 12 tokens
         assert maps["attention_1"].shape[1:] == (4, 12, 12) and maps["attention_2"].shape[1] == 4
-    bad = subprocess.run(cmd + ["--bases", "pos_pc2", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    bad = subprocess.run(
+        cmd + ["--bases", "pos_pc2", "--out", str(out)], env=smoke_env(), capture_output=True, text=True, timeout=600
+    )
     assert bad.returncode == 2 and "--bases" in bad.stderr.splitlines()[-1]
 
 
@@ -268,7 +282,7 @@ def test_gd_markov_benchmark_smoke(tmp_path):
     """benchmarks/attention/gd_markov.py at tiny sizes: the GD network's accuracy and the theory at its attention."""
     out = tmp_path / "gd.json"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "attention" / "gd_markov.py"), "--smoke", "--out", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, env=smoke_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (run,) = json.loads(out.read_text())["runs"]
     assert run["P"] == 40 and run["config"]["heads"] == [2, 2] and 1 <= run["best_step"] <= 40
@@ -285,7 +299,7 @@ def test_startup_benchmark_smoke(tmp_path):
     )
     out = tmp_path / "startup.json"
     cmd = [sys.executable, str(ROOT / "benchmarks" / "startup" / "run.py"), "--runs", "1", "--config", str(config)]
-    proc = subprocess.run(cmd + ["--out", str(out)], capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(cmd + ["--out", str(out)], env=smoke_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     assert set(res["times_s"]) == {"disk", "trace"} == set(res["variants"])
@@ -327,7 +341,7 @@ def test_suite_profile_smoke(tmp_path):
         f"tests/test_linalg.py::{t}"
         for t in ("test_log_marginal_and_energy_equal_dense_formulas", "test_cholesky_theta_inverts_factor")
     ]
-    env = {**os.environ, "BAYES_ATTN_CACHE_DIR": "off"}  # compile here: no program from the session's cache
+    env = smoke_env(BAYES_ATTN_CACHE_DIR="off")  # compile here: no program from the session's cache
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     res = json.loads(out.read_text())

@@ -1,11 +1,11 @@
 """Every script in examples/ runs end to end in its ``--smoke`` mode (tiny sizes)."""
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import smoke_env
 
 EXAMPLES = sorted(p for p in (Path(__file__).parent.parent / "examples").glob("*.py") if not p.name.startswith("_"))
 #: Smoke runs of more than ~50 s on 2 busy cores (pytest --durations): in the slow set (``./run.sh test-all``),
@@ -28,7 +28,12 @@ SLOW = {
     "potts_gap_table.py",
     "potts_field_penalty.py",
 }  # PT sampling + 4 fits; slow set so that the default suite does not grow
-PARAMS = [pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name in SLOW else []) for p in EXAMPLES]
+#: the longest of them, for the slow session's order (tests/conftest.py: pytest_collection_modifyitems)
+SECONDS = {"potts_gap_table.py": 70, "learn_attention_digits.py": 50, "potts_recovery_vs_M.py": 45}
+PARAMS = [
+    pytest.param(p, id=p.name, marks=[pytest.mark.slow(seconds=SECONDS.get(p.name, 0))] if p.name in SLOW else [])
+    for p in EXAMPLES
+]
 
 
 def test_slow_set_names_real_examples():
@@ -38,7 +43,7 @@ def test_slow_set_names_real_examples():
 @pytest.mark.parametrize("script", PARAMS)
 def test_example_runs(script, tmp_path):
     assert "--smoke" in script.read_text(), f"{script.name} has no --smoke mode"
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONUNBUFFERED="1")
+    env = smoke_env(MPLBACKEND="Agg", PYTHONUNBUFFERED="1")
     proc = subprocess.run(
         [sys.executable, str(script), "--smoke"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
     )

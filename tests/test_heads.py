@@ -50,6 +50,6 @@ def test_evidence_head_selection_matches_subnetwork_tasks():
     _check_selection((2, 1))
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=45)
 def test_evidence_head_selection_two_layers_of_several_heads():
     _check_selection((3, 2))

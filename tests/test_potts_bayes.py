@@ -216,7 +216,7 @@ def test_calibration_L3_adjusted_90_percent_covers_truth():
     assert c["rate"] - raw["rate"] >= 0.05, (c, raw)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=200)
 def test_calibration_L20_reported_with_binomial_error():
     """L = C = 20 counterpart (slow): coverage of the 90 % intervals of the gauged couplings on G2 +
     consensus-field data (beta fixed, no tuning), after the open-faced sandwich adjustment.  One data

@@ -273,7 +273,7 @@ def test_failed_cell_is_recorded_and_the_others_finish(tmp_path, capsys):
     assert "saddle point did not converge" in ds["error"].sel(temperature=1e-13).item()
 
 
-@pytest.mark.slow  # 2-3 min (two spawned workers compile); the loopback test below covers Dask in the fast suite
+@pytest.mark.slow(seconds=70)  # two spawned workers compile; the loopback test below covers Dask in the fast suite
 def test_local_cluster_two_workers(tmp_path):
     """The embedded Dask LocalCluster (2 spawned worker processes, one XLA thread each)."""
     cfg = _setup(tmp_path, '"network.width" = [5, 8]\n')

@@ -408,7 +408,7 @@ def _moments(dt):
     return {"f": f, "f^2": f**2, "f_var": fv, "U": U[:, :, iu[0], iu[1]]}
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=45)
 def test_three_routes_agree():
     """Wishart-chain NUTS, collapsed weight-space NUTS and (when present) Gibbs sample the same
     posterior: means of f, f^2, v_W and the entries of U_1 agree within 4.5 combined MCSE
@@ -461,7 +461,7 @@ def test_three_routes_agree():
             assert np.max(np.abs(z)) < 4.5, (name, k, z)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=75)
 def test_posterior_mean_approaches_saddle_point():
     """Laplace limit (theory.md §5.2-5.3): the exact posterior mean of f differs from the
     saddle-point predictor by O(1/N).  Markov 4-path task (P = 100, T = 0.01, 200 test inputs),

@@ -107,7 +107,7 @@ def main(argv=None) -> int:
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "_profile_plugin"]
     cmd += ["-n", args.workers] if args.workers != "0" else []
     # ./run.sh test-all is two sessions: the fast suite (XLA level 0, tests/conftest.py), then the slow set
-    sessions = [[], ["-m", "slow"]] if args.all else [[]]
+    sessions = [[], ["-m", "slow", "--dist", "worksteal"]] if args.all else [[]]
     rows, wall, returncode = [], 0.0, 0
     for extra in sessions:
         with tempfile.TemporaryDirectory() as tmp:
