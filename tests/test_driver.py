@@ -289,13 +289,14 @@ def test_theory_solver_compiled_once_per_shape():
     assert _newton_data._cache_size() == n
 
 
-#: every sampler kind in the fast suite; NUTS on the full weights (the most expensive to compile) in the slow set
+#: every sampler kind in the fast suite; NUTS on the two weight models in the slow set, where the one-device
+#: reference runs of tests/test_devices.py compile the same programs (in the fast suite no other test does)
 COMPILE_CASES = [
     pytest.param("nuts", "weights", False, id="nuts-weights", marks=pytest.mark.slow),
+    pytest.param("nuts", "collapsed", False, id="nuts-collapsed", marks=pytest.mark.slow),
     *(
         pytest.param(k, m, w, id=f"{k}-{m}")
         for k, m, w in (
-            ("nuts", "collapsed", False),
             ("nuts", "order_parameters", True),
             ("mala", "collapsed", False),
             ("ula", "collapsed", False),

@@ -193,7 +193,10 @@ def main(argv=None) -> int:
             .replace('"network.temperature" = [0.01, 0.1]', '"network.temperature" = [0.1]')
         )
         args.repeats = 1
-    base_env = {**os.environ, "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"}
+    flags = "--xla_cpu_multi_thread_eigen=false"
+    if args.smoke:  # a smoke run checks that every way runs, not its times: keep the caller's optimisation level
+        flags += "".join(f" {f}" for f in os.environ.get("XLA_FLAGS", "").split() if "optimization_level" in f)
+    base_env = {**os.environ, "XLA_FLAGS": flags}
     cold_env = {**base_env, "BAYES_ATTN_CACHE_DIR": "off"}
     n_cells = len(tomllib.loads(grid_text)["sweep"]["network.width"]) * len(
         tomllib.loads(grid_text)["sweep"]["network.temperature"]
