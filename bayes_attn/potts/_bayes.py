@@ -47,16 +47,7 @@ def pl_params(z, L: int) -> FactoredParams:
     return FactoredParams(A[None], z["V"][None], z.get("b"))
 
 
-def pl_model(
-    s,
-    L: int,
-    C: int,
-    omega: float = 1.0,
-    scale_A: float = 1.0,
-    scale_V: float = 1.0,
-    scale_b: float | None = None,
-    weights=None,
-):
+def pl_model(s, L: int, C: int, omega=1.0, scale_A=1.0, scale_V=1.0, scale_b: float | None = None, weights=None):
     """NumPyro model of the pseudo-posterior (§11.1); fields when ``scale_b`` is given.  ``weights`` (M,):
     sequence weights, ``log PL = sum_m w_m sum_i log p(s_mi | s_m,-i)`` (docs/potts.md (11.1a)); integer counts
     give exactly the pseudo-posterior of the sequences repeated that many times."""
