@@ -98,16 +98,22 @@ RESUME_RUN = dict(chains=2, warmup=4, checkpoint_every=2, progress_bar=False)
 
 #: XLA flags of the fast suite (a session that deselects the slow tests, as the default ``-m 'not slow'`` does):
 #: its tests compile hundreds of small programs and run each briefly, so LLVM's optimisation passes cost more
-#: than they save (docs/design.md, "Compilation in the tests").  Sessions
-#: that select the slow tests keep XLA's default level, which the long statistical runs need and which users
-#: run; ``./run.sh test-all`` (CI) runs the fast suite and then the slow set (``-m slow``) as two sessions.  Results differ between levels in the last bits only (LLVM may contract
-#: a multiply and an add differently), so a test compares draws only between processes of one session.
+#: than they save (docs/design.md, "Compilation in the tests").  Sessions that select the slow tests keep XLA's
+#: default level, which the long statistical runs need and which users run; ``./run.sh test-all`` (CI) runs the
+#: fast suite and then the slow set (``-m slow``) as two sessions.  Results differ between levels in the last
+#: bits only (LLVM may contract a multiply and an add differently), so a test compares draws only between
+#: processes of one session.
 FAST_SUITE_XLA_FLAGS = "--xla_backend_optimization_level=0"
 
 
+def _at_level_zero(flags: str) -> str:
+    """``flags`` with :data:`FAST_SUITE_XLA_FLAGS` added, unless they already set an optimisation level."""
+    return flags if "optimization_level" in flags else (flags + " " + FAST_SUITE_XLA_FLAGS).strip()
+
+
 def pytest_configure(config):
-    if (config.option.markexpr or "").strip() == "not slow" and "optimization_level" not in os.environ["XLA_FLAGS"]:
-        os.environ["XLA_FLAGS"] += " " + FAST_SUITE_XLA_FLAGS
+    if (config.option.markexpr or "").strip() == "not slow":
+        os.environ["XLA_FLAGS"] = _at_level_zero(os.environ["XLA_FLAGS"])
 
 
 def pytest_collection_modifyitems(config, items):
@@ -131,8 +137,7 @@ def smoke_env(**extra) -> dict:
     and LLVM's optimisation passes most of that); their outputs are checked for shape and sanity, never
     against draws of another process."""
     env = subprocess_env(**extra)
-    if "optimization_level" not in env.get("XLA_FLAGS", ""):
-        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + FAST_SUITE_XLA_FLAGS).strip()
+    env["XLA_FLAGS"] = _at_level_zero(env.get("XLA_FLAGS", ""))
     return env
 
 

@@ -57,11 +57,8 @@ def pl_model(s, L: int, C: int, omega=1.0, scale_A=1.0, scale_V=1.0, scale_b: fl
     }
     if scale_b is not None:
         z["b"] = numpyro.sample("b", dist.Normal(0.0, scale_b).expand([L, C]).to_event(2))
-    logits = fa_logits(pl_params(z, L), s)
-    if weights is None:
-        numpyro.factor("pl", -omega * s.shape[0] * L * pseudo_nll(logits, s))
-    else:
-        numpyro.factor("pl", -omega * jnp.sum(weights) * L * pseudo_nll(logits, s, weights))
+    n = s.shape[0] if weights is None else jnp.sum(weights)  # pseudo_nll is the (weighted) mean over sequences
+    numpyro.factor("pl", -omega * n * L * pseudo_nll(fa_logits(pl_params(z, L), s), s, weights))
 
 
 def map_lambda(M: int, L: int, omega: float = 1.0, scale: float = 1.0) -> float:

@@ -88,6 +88,21 @@ def check_sequences(
     return s.astype(np.int32)
 
 
+def check_weights(weights, M: int) -> np.ndarray:
+    """Sequence weights (M,) of a pseudo-likelihood: finite, >= 0 and not all zero (``None``: ones); float64.
+    Every failure is one line naming ``weights``."""
+    if weights is None:
+        return np.ones(M)
+    w = np.asarray(weights)
+    require(w.dtype.kind in "iuf", "weights", f"must be numbers, got dtype {w.dtype}")
+    require(w.shape == (M,), "weights", f"must have shape ({M},) (one per sequence), got {w.shape}")
+    w = w.astype(float)
+    require(bool(np.all(np.isfinite(w))), "weights", "contains NaN or inf")
+    require(bool(np.all(w >= 0)), "weights", f"must be >= 0, got {w.min()}")
+    require(bool(w.sum() > 0), "weights", "are all zero")
+    return w
+
+
 def energy(s, J, U, h=None):
     """Hamiltonian H(s) per sequence (potts.md §1); ``s`` (..., L) int -> (...)."""
     s = jnp.asarray(s)
@@ -220,5 +235,6 @@ __all__ = [
     "exact_distribution",
     "state_index",
     "check_sequences",
+    "check_weights",
     "InputError",
 ]

@@ -24,7 +24,7 @@ from .._errors import nonnegative_int, positive, require
 from ..config import SamplerConfig, Thresholds
 from ..diagnostics import summarize
 from ..inference import Settings, fingerprint, package_versions, run_chains
-from ..potts import check_sequences, pl_sites
+from ..potts import check_sequences, check_weights, pl_sites
 from ._model import PseudoPosteriorArgs, PseudoPosteriorModel
 
 #: target acceptance of NUTS on the pseudo-posterior (project choice: above NumPyro's 0.8, the posterior of
@@ -57,21 +57,6 @@ def seed_of(key) -> int:
     hi, lo = int(data[0]), int(data[1])
     require(hi < 2**31, "key", "has no nonnegative 64-bit seed (use an int seed)")
     return (hi << 32) | lo
-
-
-def check_weights(weights, M: int) -> np.ndarray:
-    """Sequence weights (M,) of the pseudo-likelihood: finite, >= 0 and not all zero (``None``: ones).  Every
-    failure is one line naming ``weights``."""
-    if weights is None:
-        return np.ones(M)
-    w = np.asarray(weights)
-    require(w.dtype.kind in "iuf", "weights", f"must be numbers, got dtype {w.dtype}")
-    require(w.shape == (M,), "weights", f"must have shape ({M},) (one per sequence), got {w.shape}")
-    w = w.astype(float)
-    require(bool(np.all(np.isfinite(w))), "weights", "contains NaN or inf")
-    require(bool(np.all(w >= 0)), "weights", f"must be >= 0, got {w.min()}")
-    require(bool(w.sum() > 0), "weights", "are all zero")
-    return w
 
 
 def to_datatree(groups: dict, model: PseudoPosteriorModel, s, weights, attrs: dict) -> xr.DataTree:
