@@ -137,14 +137,20 @@ def curvature_adjustment(
     A, V) have J = 0: the adjusted draws have no spread in the null space of Omega (H^-1/2 null(J)),
     which to first order does not move the gauged couplings.
 
-    Returns {"mode": flat theta_hat, "Omega": (p, p), "eigs": eigenvalues of H^-1 J}."""
+    Returns {"mode": flat theta_hat, "Omega": (p, p), "eigs": eigenvalues of H^-1 J, "covariance": H^-1} (the
+    Laplace covariance of the omega = 1 pseudo-posterior: a metric for its NUTS runs, docs/potts.md (11.1d))."""
     flat, _, (w, Q), Jm = _curvature_and_score_covariance(s, params, scale_A, scale_V, scale_b)
     wj, Qj = np.linalg.eigh(0.5 * (Jm + Jm.T))
     J12 = (Qj * np.sqrt(np.clip(wj, 0.0, None))) @ Qj.T
     H12 = (Q * np.sqrt(w)) @ Q.T
     Hinv = (Q / w) @ Q.T
     Hm12 = Q / np.sqrt(w)
-    return {"mode": flat, "Omega": Hinv @ J12 @ H12, "eigs": np.linalg.eigvalsh(Hm12.T @ Jm @ Hm12)}
+    return {
+        "mode": flat,
+        "Omega": Hinv @ J12 @ H12,
+        "eigs": np.linalg.eigvalsh(Hm12.T @ Jm @ Hm12),
+        "covariance": 0.5 * (Hinv + Hinv.T),
+    }
 
 
 def _gauged(A, V, b=None):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 from numpyro.infer.util import potential_energy
 
 from ..potts import gauged_couplings, pl_model, pl_params
@@ -58,6 +59,11 @@ class PseudoPosteriorModel:
         if self.fields:
             shapes["b"] = (self.L, self.C)
         return shapes
+
+    @property
+    def n_params(self) -> int:
+        """Number of free parameters (the length of the flat vector of the sites)."""
+        return sum(int(np.prod(v)) for v in self.site_shapes().values())
 
     def free_sites(self, args: PseudoPosteriorArgs) -> dict[str, tuple[int, ...]]:
         """Every site is sampled."""

@@ -59,6 +59,24 @@ def seed_of(key) -> int:
     return (hi << 32) | lo
 
 
+def check_metric(inverse_mass_matrix, p: int) -> np.ndarray:
+    """A fixed NUTS metric for ``p`` free parameters, validated: ``(p,)`` (diagonal) or ``(p, p)`` (dense), finite,
+    positive (definite: a Cholesky factor exists; symmetric); one line naming ``inverse_mass_matrix`` otherwise."""
+    m = np.asarray(inverse_mass_matrix, dtype=np.float64)
+    field = "inverse_mass_matrix"
+    require(m.shape in ((p,), (p, p)), field, f"must have shape ({p},) or ({p}, {p}), got {m.shape}")
+    require(bool(np.all(np.isfinite(m))), field, "must be finite")
+    if m.ndim == 1:
+        require(bool(np.all(m > 0)), field, "must be positive")
+        return m
+    require(np.allclose(m, m.T, rtol=1e-10, atol=1e-12 * np.abs(m).max()), field, "must be symmetric")
+    try:
+        np.linalg.cholesky(m)
+    except np.linalg.LinAlgError:
+        require(False, field, "must be positive definite")
+    return m
+
+
 def to_datatree(groups: dict, model: PseudoPosteriorModel, s, weights, attrs: dict) -> xr.DataTree:
     """The run's DataTree: ``posterior`` (A, V, K0, (b, h0)), ``sample_stats``, ``warmup_sample_stats`` (and
     ``warmup_posterior`` when stored), ``observed_data`` (the sequences and their weights), root attributes
@@ -97,8 +115,8 @@ class PseudoPosterior:
     ``scale_V``: prior s.d. of A and V; ``scale_b``: prior s.d. of per-site fields (``None``: no fields).
     ``chains``, ``warmup``, ``draws``, ``max_tree_depth``, ``progress_bar``, ``checkpoint_every`` and
     ``chain_method``: the :class:`~bayes_attn.config.SamplerConfig` fields of the same names (target acceptance
-    :data:`TARGET_ACCEPT`, diagonal mass matrix; chains one after another by default).  ``thresholds``: the
-    gates of the verdict (:func:`bayes_attn.diagnostics.summarize`)."""
+    :data:`TARGET_ACCEPT`, diagonal mass matrix adapted in warm-up unless :meth:`run` is given a metric; chains one
+    after another by default).  ``thresholds``: the gates of the verdict (:func:`bayes_attn.diagnostics.summarize`)."""
 
     def __init__(
         self,
@@ -167,6 +185,7 @@ class PseudoPosterior:
         checkpoint=None,
         resume: bool = False,
         stop_after_chunks: int | None = None,
+        inverse_mass_matrix=None,
     ) -> dict:
         """Draws of A, V, (b), gauge-fixed couplings K0 (chains, draws, L, L, C, C), gauged fields h0, R-hat /
         ESS of the K0 entries of the pairs i < j, divergences; ``datatree`` (the run) and ``report`` (its
@@ -179,8 +198,14 @@ class PseudoPosterior:
         many times, so data with few distinct sequences may be passed once each with their counts.
         ``checkpoint``: a file written after every chunk of ``checkpoint_every`` draws; ``resume``: continue
         from it (the draws of an uninterrupted run); ``stop_after_chunks``: stop after that many chunks
-        (:class:`~bayes_attn.inference.SamplingInterrupted`)."""
-        cfg = replace(self.cfg, seed=seed_of(key))
+        (:class:`~bayes_attn.inference.SamplingInterrupted`).  ``inverse_mass_matrix``: a fixed metric, ``(p,)``
+        (diagonal) or ``(p, p)`` (dense), in the flat order of ``jax.flatten_util.ravel_pytree`` of the sites
+        {A_off, V, (b)} (the order of :func:`~bayes_attn.potts.curvature_adjustment`'s ``mode``); warm-up then
+        adapts the step size only.  The Laplace covariance ``curvature_adjustment(...)["covariance"]`` (omega = 1)
+        is the natural one (docs/potts.md (11.1d))."""
+        metric = None if inverse_mass_matrix is None else check_metric(inverse_mass_matrix, self.model.n_params)
+        cfg = replace(self.cfg, seed=seed_of(key), dense_mass=metric is not None and metric.ndim == 2)
+        settings = self.settings if metric is None else Settings.from_config(cfg, fixed_metric=True)
         args = self.args(s, omega, weights)
         positions = None
         if init is not None:
@@ -192,15 +217,16 @@ class PseudoPosterior:
             )
             positions = jax.tree.map(lambda x: jnp.broadcast_to(x, (cfg.chains, *x.shape)), z)
         starts = () if positions is None else tuple(np.asarray(positions[k]) for k in sorted(positions))
-        fp = fingerprint(cfg, None, self.model, (*args.data_arrays(), *starts))
+        fp = fingerprint(cfg, None, self.model, (*args.data_arrays(), *starts, *(() if metric is None else (metric,))))
         groups = run_chains(
             "nuts",
             self.model,
             args,
             cfg,
-            self.settings,
+            settings,
             fp=fp,
             positions=positions,
+            inverse_mass_matrix=metric,
             checkpoint=checkpoint,
             resume=resume,
             stop_after_chunks=stop_after_chunks,
@@ -224,6 +250,7 @@ class PseudoPosterior:
                 "scale_V": scale_V,
                 "scale_b": "none" if scale_b is None else scale_b,
                 "init": "given" if init is not None else "uniform",
+                "metric": "adapted diagonal" if metric is None else f"given, {('diagonal', 'dense')[metric.ndim - 1]}",
                 "resumed": int(bool(resume)),
                 "pseudo_posterior": "omega * log PL + log prior; not the posterior of the Potts model",
             },
@@ -264,6 +291,7 @@ def sample_pseudo_posterior(
     checkpoint=None,
     resume: bool = False,
     stop_after_chunks: int | None = None,
+    inverse_mass_matrix=None,
 ) -> dict:
     """One NUTS run on the pseudo-posterior (see :class:`PseudoPosterior` and :meth:`PseudoPosterior.run`)."""
     L = np.shape(s)[1]
@@ -280,8 +308,23 @@ def sample_pseudo_posterior(
         progress_bar=progress_bar,
     )
     return post.run(
-        key, s, init, weights=weights, checkpoint=checkpoint, resume=resume, stop_after_chunks=stop_after_chunks
+        key,
+        s,
+        init,
+        weights=weights,
+        checkpoint=checkpoint,
+        resume=resume,
+        stop_after_chunks=stop_after_chunks,
+        inverse_mass_matrix=inverse_mass_matrix,
     )
 
 
-__all__ = ["TARGET_ACCEPT", "DIMS", "PseudoPosterior", "sample_pseudo_posterior", "seed_of", "to_datatree"]
+__all__ = [
+    "TARGET_ACCEPT",
+    "DIMS",
+    "PseudoPosterior",
+    "check_metric",
+    "sample_pseudo_posterior",
+    "seed_of",
+    "to_datatree",
+]

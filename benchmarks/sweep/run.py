@@ -7,7 +7,8 @@
 * ``sweep_2``: ``bayes-attn sweep --workers 2``.
 
 Sweeps run with the persistent cache off too, so that they measure compile-once-per-worker, not the disk
-cache.  Repeats are interleaved (processes, sweep_1, sweep_2, processes, ...) and each run starts from an
+cache (except ``--smoke``, which checks that every way runs, not its times: its ways share one cache).  Repeats
+are interleaved (processes, sweep_1, sweep_2, processes, ...) and each run starts from an
 empty output folder; medians of ``--repeats`` runs.  Also ``bayes-attn theory`` on 3 widths end to end with a
 cold and a warm cache, split into import / data / first solve (compile + solve) / second solve.
 
@@ -208,6 +209,8 @@ def main(argv=None) -> int:
         grid = tmp / "grid.toml"
         grid.write_text(grid_text)
         warm = {**base_env, "BAYES_ATTN_CACHE_DIR": str(tmp / "warm-cache")}
+        if args.smoke:  # a smoke run checks that every way runs, not its times: one cache, each program compiled once
+            cold_env = warm
         if "processes_warm_cache" in times:
             processes(grid, _fresh(tmp / "prime"), warm)  # fills the warm cache once (not timed)
         run = {
