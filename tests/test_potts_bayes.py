@@ -29,6 +29,12 @@ def _data(M=400, seed=0):
     return m, st[np.random.default_rng(seed).choice(len(p), M, p=p)]
 
 
+def _map_with_fields(s):
+    """The MAP of the pseudo-posterior with fields (scale_b = 3) on L = C = 3 sequences ``s`` (ridge PL, tight)."""
+    lam, lam_b = map_lambda(len(s), 3), map_lambda(len(s), 3, scale=3.0)
+    return fit_lbfgs(jax.random.PRNGKey(0), s, FAConfig(3, 3, bias=True), lam, tol=1e-9, lam_fields=lam_b)[0]
+
+
 def test_map_is_ridge_pl():
     """The gradient of the pseudo-posterior log density vanishes at the ridge-PL fit with
     lam = 1 / (2 s^2 omega M L) (MAP = trained factored attention)."""
@@ -143,14 +149,7 @@ def test_adjust_draws_zero_map_gives_the_mode_and_mirror_draws_adjust_alike():
     from bayes_attn.potts._bayes import _gauged
 
     m, s = _data(M=200)
-    fp, _ = fit_lbfgs(
-        jax.random.PRNGKey(0),
-        s,
-        FAConfig(3, 3, bias=True),
-        map_lambda(len(s), 3),
-        tol=1e-9,
-        lam_fields=map_lambda(len(s), 3, scale=3.0),
-    )
+    fp = _map_with_fields(s)
     adj = curvature_adjustment(s, fp, scale_b=3.0)
     out = PseudoPosterior(3, 3, **SHARED_RUN).run(jax.random.PRNGKey(3), s, init=fp)
     zero = adjust_draws(out, dict(adj, Omega=np.zeros_like(adj["Omega"])))
@@ -253,14 +252,7 @@ def test_laplace_metric_samples_the_same_pseudo_posterior():
     from bayes_attn.potts import curvature_adjustment
 
     _, s = _data(M=200)
-    fp, _ = fit_lbfgs(
-        jax.random.PRNGKey(0),
-        s,
-        FAConfig(3, 3, bias=True),
-        map_lambda(len(s), 3),
-        tol=1e-9,
-        lam_fields=map_lambda(len(s), 3, scale=3.0),
-    )
+    fp = _map_with_fields(s)
     cov = curvature_adjustment(s, fp, scale_b=3.0)["covariance"]
     post = PseudoPosterior(3, 3, scale_b=3.0, chains=2, warmup=200, draws=600, max_tree_depth=6)
     runs = [post.run(5, s, init=fp), post.run(6, s, init=fp, inverse_mass_matrix=cov)]
