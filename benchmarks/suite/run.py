@@ -4,8 +4,8 @@
 
 Runs the README's test command (``python -m pytest -q -n 2``; ``--all``: then the slow set in a second session,
 as ``./run.sh test-all`` does) with a plugin (``_profile_plugin.py``) that records, per test, its wall time, the
-CPU time of its process and of the child processes it waited for, and JAX's compile events in it: XLA backend compilations (count and
-seconds, binned by how long one program took) and tracing + lowering.  Writes the session's wall time and those
+CPU time of its process and of the child processes it waited for, and JAX's compile events in it: XLA backend
+compilations (count and seconds, binned by how long one program took) and tracing + lowering.  Writes the session's wall time and those
 sums, in all, per test file and for the slowest tests, and the programs of one second or more by name, to the
 JSON file (``--rows FILE``: every test's row too); the table in docs/design.md ("Compilation in
 the tests") is generated from it (``scripts/tables/bench_suite.py``).  Arguments after the options go to pytest

@@ -194,11 +194,12 @@ def main(argv=None) -> int:
             .replace('"network.temperature" = [0.01, 0.1]', '"network.temperature" = [0.1]')
         )
         args.repeats = 1
+    # a smoke run checks that every way runs, not its times: it keeps the caller's optimisation level, and its ways
+    # share one cache (each program compiled once)
     flags = "--xla_cpu_multi_thread_eigen=false"
-    if args.smoke:  # a smoke run checks that every way runs, not its times: keep the caller's optimisation level
+    if args.smoke:
         flags += "".join(f" {f}" for f in os.environ.get("XLA_FLAGS", "").split() if "optimization_level" in f)
     base_env = {**os.environ, "XLA_FLAGS": flags}
-    cold_env = {**base_env, "BAYES_ATTN_CACHE_DIR": "off"}
     n_cells = len(tomllib.loads(grid_text)["sweep"]["network.width"]) * len(
         tomllib.loads(grid_text)["sweep"]["network.temperature"]
     )
@@ -209,8 +210,7 @@ def main(argv=None) -> int:
         grid = tmp / "grid.toml"
         grid.write_text(grid_text)
         warm = {**base_env, "BAYES_ATTN_CACHE_DIR": str(tmp / "warm-cache")}
-        if args.smoke:  # a smoke run checks that every way runs, not its times: one cache, each program compiled once
-            cold_env = warm
+        cold_env = warm if args.smoke else {**base_env, "BAYES_ATTN_CACHE_DIR": "off"}
         if "processes_warm_cache" in times:
             processes(grid, _fresh(tmp / "prime"), warm)  # fills the warm cache once (not timed)
         run = {
