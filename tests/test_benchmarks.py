@@ -38,7 +38,7 @@ def test_device_benchmark_smoke(tmp_path):
     assert cases["wishart_1e5_f32"]["precision"] == "float32" and cases["wishart_1e5"]["precision"] == "float64"
 
 
-@pytest.mark.slow(seconds=120)
+@pytest.mark.slow(seconds=60)  # its ways share one compilation cache
 def test_sweep_benchmark_smoke(tmp_path):
     out = tmp_path / "sweep.json"
     proc = subprocess.run(
