@@ -133,7 +133,7 @@ class _Caller:
 
     def __init__(self, exported, out_tree, compiler_options=None):
         self.device = jax.devices()[0]
-        sharding = jax.sharding.SingleDeviceSharding(self.device)
+        sharding = _one_device(self.device)
         self.jitted = jax.jit(exported.call, in_shardings=sharding, compiler_options=compiler_options)
         self.exported = exported
         self.out_tree = out_tree
@@ -145,7 +145,7 @@ class _Caller:
         return jax.tree.unflatten(self.out_tree, out)
 
     def compile_ahead(self, avals) -> None:
-        sharding = jax.sharding.SingleDeviceSharding(self.device)
+        sharding = _one_device(self.device)
         like = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=sharding) for a in avals]
         self.ahead = self.jitted.lower(*like).compile()
 
@@ -179,6 +179,14 @@ try:  # imported once, not on every call of a program (_uncommitted)
     from jax._src.array import ArrayImpl as _ArrayImpl
 except ImportError:  # another JAX: outputs stay committed
     _ArrayImpl = None
+
+
+def _one_device(device):
+    """The sharding that places a whole array on ``device``: :func:`jax.sharding.make_single_device_sharding` where
+    JAX has it (it deprecated the ``SingleDeviceSharding`` constructor, and the warning reached users' terminals),
+    else that constructor (older JAX)."""
+    make = getattr(jax.sharding, "make_single_device_sharding", None)
+    return make(device) if make is not None else jax.sharding.SingleDeviceSharding(device)
 
 
 #: every program object of this process, so that a release of compiled programs reaches those compiled ahead

@@ -152,6 +152,22 @@ def test_prepare_and_compile_ahead_then_the_call_compiles_nothing(monkeypatch, t
     assert np.array_equal(g(x, 1.5), expected)
 
 
+def test_a_disk_program_uses_no_deprecated_jax_api(monkeypatch, tmp_path):
+    """Calling, preparing and compiling ahead a program read from disk warns about nothing: the suite ignores
+    deprecation warnings (pyproject.toml), which once let a deprecated sharding constructor print a warning in
+    every command that ran a disk program (the main job's output included)."""
+    import warnings
+
+    monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", str(tmp_path))
+    x = jnp.linspace(-1.0, 2.0, 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        f = disk_jit(_f)
+        f(x, 1.5)
+        assert f.compile_ahead(jax.ShapeDtypeStruct((5,), x.dtype), 1.5)
+        f(jnp.ones(5), 1.5)
+
+
 def test_compiler_options_reach_xla_and_tracers_fall_back(monkeypatch, tmp_path):
     """``compiler_options`` are passed to XLA at top level (an unknown option is XLA's error), on and off disk,
     and a traced call (``jax.eval_shape``, where JAX refuses options on a nested jit) gets the plain jit."""
