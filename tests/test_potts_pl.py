@@ -79,6 +79,30 @@ def test_integer_weights_equal_duplicated_rows():
     assert pl_value(p1, s, w) == pytest.approx(pl_value(p2, dup), rel=1e-9)
 
 
+def test_bad_weights_of_a_scan_and_a_pl_value_are_one_line_errors():
+    """fit_scan and pl_value check their sequence weights at the boundary, before any fit: a wrong length, a NaN,
+    a negative or an all-zero weight vector is one line naming the field (``val_weights`` for the validation
+    set's), as the pseudo-posterior's are."""
+    s = _data(M=12, L=4, C=3, seed=7)
+    st = FitSettings("plmdca", lams=(1e-2,), fields=(True,), max_iter=1)
+    key = jax.random.PRNGKey(0)
+    bad = {
+        "must have shape \\(8,\\)": np.ones(7),
+        "contains NaN or inf": np.r_[np.ones(7), np.nan],
+        "must be >= 0": np.r_[np.ones(7), -1.0],
+        "are all zero": np.zeros(8),
+    }
+    for match, w in bad.items():
+        with pytest.raises(InputError, match=f"^weights: {match}"):
+            fit_scan(key, s[:8], s[8:], 3, st, weights=w)
+        with pytest.raises(InputError, match="^val_weights: must have shape \\(4,\\)"):
+            fit_scan(key, s[:8], s[8:], 3, st, val_weights=w)
+    p = fit_scan(key, s[:8], s[8:], 3, st).params
+    with pytest.raises(InputError, match="^weights: must be numbers"):
+        pl_value(p, s, np.array(["a"] * 12))
+    assert pl_value(p, s, np.ones(12)) == pl_value(p, s)
+
+
 def test_float32_fit_and_scan_record():
     s = _data(M=60, L=6, C=4, seed=6)
     st = FitSettings("factored", heads=(2,), lams=(1e-3, 1e-4), fields=(True,), dtype="float32", max_iter=200)

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._errors import nonnegative_int, one_of, positive, require
+from ._model import check_weights
 from ._attention import LAM_FIELDS, FAConfig, fa_couplings, fit_lbfgs
 from ._params import FA_PARAMS, FactoredParams, PlmParams, SoftmaxParams, as_params
 from ._pl import block_rows, blocked_pl, coupling_logits, coupling_matrix, to_blocks
@@ -116,7 +117,9 @@ def couplings_of(params):
 
 
 def pl_value(params, s, weights=None) -> float:
-    """The (weighted) PL loss of any fitted model on ``s``, through the coupling route in blocks."""
+    """The (weighted) PL loss of any fitted model on ``s``, through the coupling route in blocks.  ``weights``
+    are checked as every PL's (:func:`check_weights`: one line naming the field)."""
+    weights = check_weights(weights, len(s))
     K, b = couplings_of(params)
     L, C = K.shape[0], K.shape[-1]
     sb, wb = to_blocks(s, weights, C=C, rows=min(block_rows(L, C, len(s)), 4096), dtype=K.dtype)
@@ -210,6 +213,8 @@ def fit_scan(
     sequence weights of the training and validation PL.  ``progress(entry)`` after every fit;
     ``iteration(it, objective, gradient norm)`` inside every fit.  Ties: the first."""
     s, val = np.asarray(s), np.asarray(val)
+    weights = None if weights is None else check_weights(weights, len(s))
+    val_weights = None if val_weights is None else check_weights(val_weights, len(val), "val_weights")
     init = None if init is None else as_params(init, "init")
     heads = (1,) if settings.model == "plmdca" else settings.heads
     fields = (True,) if settings.model == "plmdca" else settings.fields

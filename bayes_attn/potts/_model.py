@@ -88,18 +88,18 @@ def check_sequences(
     return s.astype(np.int32)
 
 
-def check_weights(weights, M: int) -> np.ndarray:
+def check_weights(weights, M: int, field: str = "weights") -> np.ndarray:
     """Sequence weights (M,) of a pseudo-likelihood: finite, >= 0 and not all zero (``None``: ones); float64.
-    Every failure is one line naming ``weights``."""
+    Every failure is one line naming ``field``."""
     if weights is None:
         return np.ones(M)
     w = np.asarray(weights)
-    require(w.dtype.kind in "iuf", "weights", f"must be numbers, got dtype {w.dtype}")
-    require(w.shape == (M,), "weights", f"must have shape ({M},) (one per sequence), got {w.shape}")
+    require(w.dtype.kind in "iuf", field, f"must be numbers, got dtype {w.dtype}")
+    require(w.shape == (M,), field, f"must have shape ({M},) (one per sequence), got {w.shape}")
     w = w.astype(float)
-    require(bool(np.all(np.isfinite(w))), "weights", "contains NaN or inf")
-    require(bool(np.all(w >= 0)), "weights", f"must be >= 0, got {w.min()}")
-    require(bool(w.sum() > 0), "weights", "are all zero")
+    require(bool(np.all(np.isfinite(w))), field, "contains NaN or inf")
+    require(bool(np.all(w >= 0)), field, f"must be >= 0, got {w.min()}")
+    require(bool(w.sum() > 0), field, "are all zero")
     return w
 
 
