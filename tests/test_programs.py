@@ -152,6 +152,20 @@ def test_prepare_and_compile_ahead_then_the_call_compiles_nothing(monkeypatch, t
     assert np.array_equal(g(x, 1.5), expected)
 
 
+def _forget_jax_deprecation_warnings() -> int:
+    """Make JAX warn again about its deprecated names: each module's ``__getattr__`` warns once per process and then
+    caches the name (``jax._src.deprecations``), so an earlier test's access would hide a deprecated call here."""
+    import sys
+
+    cleared = 0
+    for name, module in list(sys.modules.items()):
+        getter = getattr(module, "__getattr__", None) if name.split(".")[0] == "jax" else None
+        if hasattr(module, "_deprecations") and hasattr(getter, "cache_clear"):
+            getter.cache_clear()
+            cleared += 1
+    return cleared
+
+
 def test_a_disk_program_uses_no_deprecated_jax_api(monkeypatch, tmp_path):
     """Calling, preparing and compiling ahead a program read from disk warns about nothing: the suite ignores
     deprecation warnings (pyproject.toml), which once let a deprecated sharding constructor print a warning in
@@ -160,6 +174,7 @@ def test_a_disk_program_uses_no_deprecated_jax_api(monkeypatch, tmp_path):
 
     monkeypatch.setenv("BAYES_ATTN_CACHE_DIR", str(tmp_path))
     x = jnp.linspace(-1.0, 2.0, 7)
+    assert _forget_jax_deprecation_warnings() >= 1  # jax.sharding's among them
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
         f = disk_jit(_f)
