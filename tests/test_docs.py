@@ -130,3 +130,14 @@ def test_every_cited_document_exists():
                 if not (ROOT / "docs" / f"{m.group(1)}.md").is_file():
                     missing.add(f"{f.relative_to(ROOT)} cites docs/{m.group(1)}.md")
     assert not missing, "cited documents that do not exist:\n" + "\n".join(sorted(missing))
+
+
+def test_documents_hold_no_control_characters():
+    """No carriage return, tab or other control character in README.md and docs/*.md: a LaTeX escape written
+    through a Python string (``\\rm``, ``\\theta``) once became one, breaking the formula it was in."""
+    for path in _documents():
+        for n, line in enumerate(
+            path.read_bytes().decode("utf-8").split("\n"), 1
+        ):  # bytes: a lone carriage return stays one
+            bad = sorted({f"U+{ord(c):04X}" for c in line if ord(c) < 32 or ord(c) == 127})
+            assert not bad, f"{path.relative_to(ROOT)}:{n}: control characters {bad}"
