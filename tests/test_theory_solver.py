@@ -153,18 +153,38 @@ def test_bkr_scalar_reduction():
     assert float(sol.U_a) == pytest.approx(u_a(u_star), rel=1e-8)
 
 
-def test_ill_posed_case_is_flagged():
-    """T -> 0 above capacity (P > rank K): the solver must not report success."""
+def _above_capacity(T):
     rng = np.random.default_rng(8)
     P, n0 = 15, 6  # rank K <= n0 < P
-    spec = NetworkSpec(heads=(1,), n0=n0, width=5, temperature=1e-13)
+    spec = NetworkSpec(heads=(1,), n0=n0, width=5, temperature=T)
     phi = jnp.asarray(rng.standard_normal((P, n0, 1)) / np.sqrt(n0))
-    y = np.sign(rng.standard_normal(P))
+    return spec, phi, np.sign(rng.standard_normal(P))
+
+
+def test_ill_posed_case_is_flagged():
+    """T -> 0 above capacity (P > rank K) on the P x P route: the part of the energy that depends on U is lost to
+    rounding next to |y_perp|^2 / T, and the solver must not report success."""
+    spec, phi, y = _above_capacity(1e-13)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        sol = solve(spec, phi, y, max_iter=50)
+        sol = solve(spec, phi, y, max_iter=50, path_space="dense")
     assert not sol.status.ok
     assert any(issubclass(w.category, TheoryWarning) for w in rec)
+
+
+def test_path_space_holds_the_zero_temperature_limit_above_capacity():
+    """The same problem in path space (docs/theory.md §4.10): the U-dependent part lives in r = 6 dimensions, the
+    constant |y_perp|^2 / T is added apart, so the solve converges and U* is continuous as T -> 0 (the limit
+    reached to 1e-9 by T = 1e-10); the action is the offset plus a finite remainder."""
+    Us = {}
+    for T in (1e-13, 1e-10, 1e-6):
+        spec, phi, y = _above_capacity(T)
+        sol = solve(spec, phi, y, max_iter=50, path_space="path")
+        assert sol.status.ok, sol.status.message
+        Us[T] = float(sol.U[0, 0])
+    assert Us[1e-10] == pytest.approx(Us[1e-13], rel=1e-9)
+    assert Us[1e-6] == pytest.approx(Us[1e-13], rel=1e-5)
+    assert Us[1e-6] != pytest.approx(Us[1e-13], rel=1e-9)  # the check can tell temperatures apart
 
 
 @pytest.mark.slow

@@ -9,6 +9,9 @@ re-implements a Cholesky, a Gaussian marginal likelihood, a GP posterior or a ke
 * :mod:`._kernel`: kernels linear in a matrix ``U``, ``K_U = sum_i Phi_i U Phi_i^T``, with one
   assembly policy (precompute the ``U``-independent blocks or contract ``Phi`` on every call) and
   the derivatives of the energy with respect to ``U`` (eqs. (4.2a), (4.5a), (4.5b));
+* :mod:`._pathspace`: the training set in path space, ``r = N_0 n_pi`` points that give every quantity above
+  of the full ``P`` points (a streamed QR of the path features; docs/theory.md §4.10), and the policy that
+  picks it (``r < P``);
 * :mod:`._cholesky`: the packing of symmetric positive-definite matrices as log-Cholesky
   parameters (eq. (4.7a)), with its log-Jacobian (eq. (5.2d)), and the packed upper-triangular coordinates.
 """
@@ -34,10 +37,22 @@ from ._kernel import (
     energy_derivatives,
     energy_gradient,
     kernel_data,
+    kernel_energy,
+    kernel_log_marginal,
     kernel_diag,
     kernel_matrix,
     path_kernel_blocks,
+    train_kernel_data,
     use_blocks,
+)
+from ._pathspace import (
+    PathSpace,
+    energy_offset,
+    log_marginal_offset,
+    path_space,
+    path_space_blocks,
+    training_set,
+    use_path_space,
 )
 
 __all__ = [
@@ -48,6 +63,16 @@ __all__ = [
     "KernelData",
     "kernel_data",
     "use_blocks",
+    "train_kernel_data",
+    "kernel_energy",
+    "kernel_log_marginal",
+    "PathSpace",
+    "path_space",
+    "path_space_blocks",
+    "use_path_space",
+    "training_set",
+    "energy_offset",
+    "log_marginal_offset",
     "apply_kernel",
     "kernel_matrix",
     "kernel_diag",

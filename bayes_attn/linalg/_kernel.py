@@ -29,9 +29,9 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
-
 from ._cholesky import log_det_from_cholesky
-from ._gp import shifted_cholesky
+from ._gp import energy, gaussian_log_marginal, shifted_cholesky
+from ._pathspace import energy_offset, log_marginal_offset, training_set
 
 #: largest number of floats the precomputed blocks may hold (160 MB in float64)
 MAX_FLOATS = 2e7
@@ -58,11 +58,17 @@ def use_blocks(P_a: int, P_b: int, d: int, n: int, max_floats: float = MAX_FLOAT
 
 
 class KernelData(NamedTuple):
-    """Everything :func:`apply_kernel` needs: ``phi_a``, ``phi_b`` and the blocks (or ``None``)."""
+    """Everything :func:`apply_kernel` needs: ``phi_a``, ``phi_b`` and the blocks (or ``None``).
+
+    ``offset``: ``None``, or the two numbers of :class:`~._pathspace.PathSpace` when ``phi_a`` holds the
+    path-space points of a larger training set (:func:`train_kernel_data`): the energies and marginal
+    likelihoods below then add the constant that makes them those of the full set (docs/theory.md eq. (4.10b)).
+    """
 
     phi_a: jnp.ndarray
     phi_b: jnp.ndarray
     blocks: jnp.ndarray | None
+    offset: jnp.ndarray | None = None
 
 
 def kernel_data(phi_a, phi_b=None, max_floats: float = MAX_FLOATS) -> KernelData:
@@ -72,6 +78,25 @@ def kernel_data(phi_a, phi_b=None, max_floats: float = MAX_FLOATS) -> KernelData
     P_a, d, n = phi_a.shape
     blocks = path_kernel_blocks(phi_a, phi_b) if use_blocks(P_a, phi_b.shape[0], d, n, max_floats) else None
     return KernelData(phi_a, phi_b, blocks)
+
+
+def train_kernel_data(phi, y, mode: str = "auto", max_floats: float = MAX_FLOATS):
+    """``(kd, y_kd)``: train/train :class:`KernelData` and the labels that go with it, in path space when
+    :func:`~._pathspace.use_path_space` says so (``mode``: ``"auto" | "dense" | "path"``), else ``Phi`` and ``y``
+    as given (docs/theory.md §4.10).  Every function of this module that takes ``kd`` and ``y_kd`` then gives the
+    full training set's numbers."""
+    phi_kd, y_kd, offset = training_set(phi, y, mode)
+    return kernel_data(phi_kd, max_floats=max_floats)._replace(offset=offset), jnp.asarray(y_kd)
+
+
+def kernel_energy(kd: KernelData, U, y, T):
+    """``E(U) = ln det(K_U + T I) + y^T (K_U + T I)^-1 y`` (docs/theory.md eqs. (4.4a), (4.10b)) from kernel data."""
+    return energy(apply_kernel(kd, U), y, T) + energy_offset(kd.offset, T)
+
+
+def kernel_log_marginal(kd: KernelData, U, y, T):
+    """``ln N(y; 0, K_U + T I)`` (docs/theory.md eqs. (5.1a), (4.10c)) from kernel data; ``-inf`` if not PD."""
+    return gaussian_log_marginal(apply_kernel(kd, U), y, T) + log_marginal_offset(kd.offset, T)
 
 
 def apply_kernel(kd: KernelData, U):
@@ -115,7 +140,7 @@ def energy_derivatives(U, kd: KernelData, y, T):
         K = jnp.einsum("pq,pqmn->mn", U, B)
         c, _ = shifted_cholesky(K, T)
         r = jsl.cho_solve((c, True), y)
-        E = log_det_from_cholesky(c) + y @ r
+        E = log_det_from_cholesky(c) + y @ r + energy_offset(kd.offset, T)
         GB = jsl.cho_solve((c, True), B.transpose(2, 0, 1, 3).reshape(P, n * n * P))
         GB = GB.reshape(P, n, n, P).transpose(1, 2, 0, 3)  # G B_{pr}
         b = jnp.einsum("pqmn,n->pqm", B, r)  # B_pr r
@@ -130,7 +155,7 @@ def energy_derivatives(U, kd: KernelData, y, T):
         return E, g, H
     c, _ = shifted_cholesky(apply_kernel(kd, U), T)
     r = jsl.cho_solve((c, True), y)
-    E = log_det_from_cholesky(c) + y @ r
+    E = log_det_from_cholesky(c) + y @ r + energy_offset(kd.offset, T)
     flat = phi.reshape(P, d * n)
     M = (flat.T @ jsl.cho_solve((c, True), flat)).reshape(d, n, d, n)
     v = jnp.einsum("mip,m->ip", phi, r)
@@ -150,6 +175,9 @@ __all__ = [
     "MAX_FLOATS",
     "KernelData",
     "kernel_data",
+    "train_kernel_data",
+    "kernel_energy",
+    "kernel_log_marginal",
     "use_blocks",
     "apply_kernel",
     "kernel_matrix",

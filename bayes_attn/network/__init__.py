@@ -10,7 +10,7 @@ from ._attention import (
     softmax_keys,
     w_scores,
 )
-from ._kernels import PathKernels, path_kernel_matrix, path_kernels, predictive
+from ._kernels import PathKernels, path_kernel_matrix, path_kernels, predictive, training_kernels
 from ._paths import (
     apply_layer,
     backward_readouts,
@@ -64,5 +64,6 @@ __all__ = [
     "path_kernel_matrix",
     "PathKernels",
     "path_kernels",
+    "training_kernels",
     "predictive",
 ]

@@ -6,6 +6,8 @@ module names the network's objects:
 * :func:`path_kernel_matrix`: the ``n_pi x n_pi`` array of path–path kernels ``C`` (eqs. (4.1a), (4.1c));
 * :class:`PathKernels`: the kernel data of the train/train and train/test blocks plus ``Phi`` of the
   test inputs, a pytree passed to compiled code as a traced argument;
+* :func:`training_kernels`: the same for the training set as the kernel functions see it (its path-space points
+  when they are fewer than the inputs, docs/theory.md §4.10);
 * :func:`predictive`: the predictor mean and variance on the test inputs at a path overlap ``U``
   (eqs. (4.2b), (4.2c)): the theory's predictor at ``U = U_1^*`` and the Rao–Blackwellised conditional
   statistics ``m_W, v_W`` at ``U = U_1(W)`` (eq. (5.1c)).
@@ -17,7 +19,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from ..linalg import KernelData, apply_kernel, gp_posterior, kernel_data, kernel_diag, path_kernel_blocks
+from ..linalg import KernelData, apply_kernel, gp_posterior, kernel_data, kernel_diag, path_kernel_blocks, training_set
 
 
 def path_kernel_matrix(phi_a, phi_b):
@@ -48,6 +50,17 @@ def path_kernels(phi_train, phi_test, *, once: bool = False) -> PathKernels:
     return PathKernels(kernel_data(phi_train, **limit), kernel_data(phi_train, phi_test, **limit), phi_test)
 
 
+def training_kernels(phi_train, phi_test, y, *, once: bool = False, mode: str = "auto"):
+    """``(kernels, y_kd)``: :func:`path_kernels` of the training set as the kernel functions should see it, in path
+    space when :func:`bayes_attn.linalg.use_path_space` says so (``mode``: ``"auto" | "dense" | "path"``): the
+    train/train and train/test kernels of the ``r = N_0 n_pi`` path-space points, with the labels ``y_kd`` that go
+    with them (docs/theory.md §4.10).  :func:`predictive` at ``(kernels, y_kd)`` is the predictor of the full
+    training set, and the energies of :mod:`bayes_attn.linalg` at ``(kernels.train, y_kd)`` its energies."""
+    phi_kd, y_kd, offset = training_set(phi_train, y, mode)
+    pk = path_kernels(phi_kd, phi_test, once=once)
+    return pk._replace(train=pk.train._replace(offset=offset)), jnp.asarray(y_kd)
+
+
 def predictive(U, pk: PathKernels, y, T):
     """Predictor mean ``k^T (K+TI)^-1 y`` and variance ``K(x*,x*) - k^T (K+TI)^-1 k`` at ``U`` (eqs. (4.2b), (4.2c)).
 
@@ -57,4 +70,4 @@ def predictive(U, pk: PathKernels, y, T):
     return gp_posterior(apply_kernel(pk.train, U), apply_kernel(pk.cross, U), kernel_diag(pk.phi_test, U), y, T)
 
 
-__all__ = ["path_kernel_matrix", "PathKernels", "path_kernels", "predictive"]
+__all__ = ["path_kernel_matrix", "PathKernels", "path_kernels", "training_kernels", "predictive"]

@@ -162,10 +162,11 @@ def reduced_entropy_hessian(Us: Sequence, spec: NetworkSpec):
 def energy(U_1, kd: KernelData, y, T):
     """Energy term ``E(U_1) = ln det(K_U + T I) + y^T (K_U + T I)^{-1} y`` (docs/theory.md eq. (4.4a)).
 
-    ``kd``: kernel data of the training inputs (:func:`bayes_attn.linalg.kernel_data` of ``Phi``);
-    ``+inf`` when ``K_U + T I`` is not positive definite (:func:`bayes_attn.linalg.energy`).
+    ``kd``, ``y``: the training set as :func:`bayes_attn.linalg.train_kernel_data` gives it (its path-space points
+    and their offset when they are fewer, eq. (4.10b)); ``+inf`` when ``K_U + T I`` is not positive definite
+    (:func:`bayes_attn.linalg.kernel_energy`).
     """
-    return linalg.energy(linalg.apply_kernel(kd, U_1), jnp.asarray(y), T)
+    return linalg.kernel_energy(kd, U_1, jnp.asarray(y), T)
 
 
 def u_a_closed_form(U_L, spec: NetworkSpec):

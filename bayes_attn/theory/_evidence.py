@@ -47,7 +47,6 @@ from jax.scipy.special import gammaln
 from .. import linalg
 from ..linalg import (
     energy_derivatives,
-    kernel_data,
     pack_symmetric,
     symmetric_to_packed_matrix,
     tril_size,
@@ -55,7 +54,7 @@ from ..linalg import (
 )
 from ._action import entropy
 from ._exact import OrderParameterLayout, check_widths, exact_log_density, wishart_log_normalizer
-from ._solver import Solution, solve
+from ._solver import Solution, solve, training_kernel_data
 
 
 # ---- saddle point ------------------------------------------------------------------------------------------------
@@ -120,16 +119,16 @@ def saddle_log_evidence(spec, phi, y, *, solution: Solution | None = None, data:
     y = jnp.asarray(y, dtype=jnp.float64)
     if data:
         phi = jnp.asarray(phi, dtype=jnp.float64)
-        kd = kernel_data(phi)
+        kd, y_kd = training_kernel_data(phi, y)  # path space where it is smaller (docs/theory.md §4.10)
         sol = solution if solution is not None else solve(spec, phi, y)
         U_a, Us = sol.U_a, sol.Us
     else:
         from ._action import gp_order_parameters
 
-        kd, sol = None, solution
+        kd, y_kd, sol = None, y, solution
         U_a, Us = gp_order_parameters(spec)  # the prior's saddle point (eq. (4.6a))
     z = jnp.concatenate([jnp.atleast_1d(jnp.asarray(U_a, dtype=jnp.float64)), pack_symmetric(Us)])
-    A, logdet_half, min_eig, measure = (float(v) for v in _laplace_parts(z, hyper, kd, y))
+    A, logdet_half, min_eig, measure = (float(v) for v in _laplace_parts(z, hyper, kd, y_kd))
     d = int(z.shape[0])
     wn = float(wishart_log_normalizer(_sizes(hyper), hyper))
     lap = 0.5 * d * math.log(2 * math.pi) - 0.5 * logdet_half
@@ -274,8 +273,9 @@ def exact_log_evidence(
     y = task.y_train if y is None else y
     phi, y = jnp.asarray(phi, dtype=jnp.float64), jnp.asarray(y, dtype=jnp.float64)
     hyper, layout = spec.hyper(), OrderParameterLayout.from_heads(spec.heads)
-    kd = kernel_data(phi)
+    P = y.shape[0]
     sol = solution if solution is not None else solve(spec, phi, y)
+    kd, y = training_kernel_data(phi, y)  # path space where it is smaller (docs/theory.md §4.10)
     z0 = _flatten(layout.pack(sol.U_a, sol.Us, hyper))
     m, f_m, H = find_mode(layout, z0, hyper, kd, y)
     m = np.asarray(m)
@@ -323,7 +323,6 @@ def exact_log_evidence(
         raise FloatingPointError("exact evidence: the control-variate estimate is not positive; raise n_pairs")
     log_w = logp - log_q
     w = np.exp(log_w - log_w.max())
-    P = y.shape[0]
     return ExactEvidence(
         ln_ZL + math.log(est) - 0.5 * P * math.log(2 * math.pi),
         float(u.std(ddof=1) / math.sqrt(n_pairs) / est),

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._errors import require
 from .._programs import disk_jit
+from ..linalg import training_set
 from ..network import path_kernels, predictive
 
 
@@ -21,14 +22,17 @@ def _predict(U, phi_train, phi_test, y, T):
     return predictive(U, path_kernels(phi_train, phi_test, once=True), y, T)
 
 
-def predict(U, phi_train, phi_test, y, T):
+def predict(U, phi_train, phi_test, y, T, *, path_space: str = "auto"):
     """Predictor mean and variance on the test inputs at path overlap ``U`` (docs/theory.md eq. (4.2b)).
 
     :func:`bayes_attn.network.predictive` with the kernel data of ``phi_train`` and ``phi_test``;
-    observation noise ``T`` is not included in the variance.  One compiled program per shapes (``T`` is
-    traced), so a scan over widths and temperatures compiles it once.
+    observation noise ``T`` is not included in the variance.  The training set enters through its path-space
+    points where they are fewer than the inputs (``path_space``, :func:`bayes_attn.linalg.use_path_space`;
+    docs/theory.md eq. (4.10d)): the same numbers, at a cost independent of ``P``.  One compiled program per
+    shapes (``T`` is traced), so a scan over widths and temperatures compiles it once.
     """
-    return _predict(*(_float64(a) for a in (U, phi_train, phi_test, y, T)))
+    phi_kd, y_kd, _ = training_set(phi_train, y, path_space)
+    return _predict(*(_float64(a) for a in (U, phi_kd, phi_test, y_kd, T)))
 
 
 def _float64(a):

@@ -22,8 +22,9 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ..linalg import energy_gradient, kernel_data
+from ..linalg import energy_gradient, train_kernel_data
 from ..network import Hyper
 from ._action import gp_order_parameters, u_a_closed_form
 from ._equations import u1_fixed_point, u_l_root
@@ -57,12 +58,13 @@ def _sweep(Us, U_a, hyper, kd, y, damping):
 
 
 def reference_solve(
-    spec, phi, y, *, damping: float = 0.5, tol: float = 1e-13, max_iter: int = 200_000
+    spec, phi, y, *, damping: float = 0.5, tol: float = 1e-13, max_iter: int = 200_000, path_space: str = "auto"
 ) -> ReferenceResult:
-    """Iterate the block updates from the GP value until the relative change of ``U_1`` is ``<= tol``."""
+    """Iterate the block updates from the GP value until the relative change of ``U_1`` is ``<= tol``.
+
+    ``path_space``: the policy of :func:`bayes_attn.linalg.use_path_space` (``"auto" | "dense" | "path"``)."""
     hyper = Hyper.from_spec(spec)
-    kd = kernel_data(jnp.asarray(phi, dtype=jnp.float64))
-    y = jnp.asarray(y, dtype=jnp.float64)
+    kd, y = train_kernel_data(np.asarray(phi, dtype=np.float64), np.asarray(y, dtype=np.float64), path_space)
     U_a, Us = gp_order_parameters(spec)
     U_a = u_a_closed_form(Us[-1], spec)
 

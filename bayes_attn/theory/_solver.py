@@ -38,6 +38,7 @@ from ..linalg import (
     kernel_data,
     pack_cholesky,
     symmetric_to_packed_matrix,
+    training_set,
     tril_size,
     unpack_cholesky,
 )
@@ -183,7 +184,26 @@ def _start(hyper, init):
     return _pack([jnp.asarray(U, dtype=jnp.float64) for U in init])
 
 
-def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, warn: bool = True) -> Solution:
+def training_kernel_data(phi, y, path_space: str = "auto"):
+    """``(kd, y_kd)`` of the training set as the solver sees it: :func:`bayes_attn.linalg.training_set` (its
+    path-space points when they are fewer than the inputs, docs/theory.md §4.10) through the compiled kernel
+    assembly of this module."""
+    phi_kd, y_kd, offset = training_set(phi, y, path_space)
+    kd = _kernel_data(jnp.asarray(phi_kd, dtype=jnp.float64))
+    return kd._replace(offset=offset), jnp.asarray(y_kd, dtype=jnp.float64)
+
+
+def solve(
+    spec,
+    phi,
+    y,
+    *,
+    init=None,
+    tol: float = 1e-9,
+    max_iter: int = 200,
+    warn: bool = True,
+    path_space: str = "auto",
+) -> Solution:
     """Minimise ``S_ent + E`` (theory.md §4.4) over ``U_1..U_L`` (``U_a`` in closed form).
 
     Parameters
@@ -202,6 +222,9 @@ def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, wa
         Largest number of Newton iterations.
     warn : bool
         Emit a :class:`TheoryWarning` when the solve fails (its status says so either way).
+    path_space : {"auto", "dense", "path"}
+        Work on the ``r = N0 n_pi`` path-space points of the training set (docs/theory.md §4.10): ``"auto"``
+        when ``r < P`` (:func:`bayes_attn.linalg.use_path_space`); the same numbers either way.
 
     Returns
     -------
@@ -209,8 +232,7 @@ def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, wa
         ``(U_a, Us, status)``.  A failed solve emits :class:`TheoryWarning` (with ``warn``).
     """
     hyper = Hyper.from_spec(spec)
-    kd = _kernel_data(jnp.asarray(phi, dtype=jnp.float64))
-    y = jnp.asarray(y, dtype=jnp.float64)
+    kd, y = training_kernel_data(phi, y, path_space)
     theta = _start(hyper, init)
     msg, converged, it = "maximum number of iterations reached", False, 0
     f, g, H, H_u, rel = _newton_data(theta, hyper, kd, y)
@@ -255,4 +277,4 @@ def solve(spec, phi, y, *, init=None, tol: float = 1e-9, max_iter: int = 200, wa
     return Solution(U_a, Us, status)
 
 
-__all__ = ["solve", "Solution", "SolverStatus", "TheoryWarning"]
+__all__ = ["solve", "training_kernel_data", "Solution", "SolverStatus", "TheoryWarning"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..._errors import InputError
-from ...network import NetworkSpec, path_kernels
+from ...network import NetworkSpec, path_kernels, training_kernels
 from ...theory import check_widths
 from ._attention import (
     N_MAPS,
@@ -38,6 +38,7 @@ def build_model(
     basis=None,
     attention_scale: float | None = None,
     limit: str = "finite",
+    path_space: str = "auto",
 ):
     """``(model, args)`` for ``kind`` in ``"weights" | "collapsed" | "order_parameters" | "attention"``.
 
@@ -47,6 +48,11 @@ def build_model(
     the path-propagated inputs ``x^pi`` (always for ``"weights"``; the Gibbs sweep needs them on
     ``"collapsed"`` too).  ``rank``, ``basis`` (an ``(n0, m)`` array), ``attention_scale`` (``None``: the
     default of :func:`~._attention.default_attention_scale`) and ``limit``: the options of ``"attention"``.
+    ``path_space`` (``"auto" | "dense" | "path"``): the models whose data enter only through the kernel
+    (``"order_parameters"``, and ``"collapsed"`` without ``path_inputs``) see the training set as its
+    ``r = N0 n_pi`` path-space points when they are fewer than the inputs (docs/theory.md §4.10,
+    :func:`bayes_attn.linalg.use_path_space`); ``args.y`` then holds the path-space labels and the
+    densities, gradients and stored predictions are the same numbers at a cost independent of ``P``.
     """
     spec.check_inputs(task.n0, task.heads)
     if kind in ("attention", "attention_weights"):
@@ -65,8 +71,11 @@ def build_model(
             else AttentionWeightsModel(spec.heads, **common, n0=spec.n0, widths=tuple(spec.widths))
         )
         return model, ModelArgs(spec.hyper(), None, jnp.asarray(task.y_train), inputs=inputs)
-    kernels = path_kernels(task.phi("train", spec), task.phi("test", spec))
-    y = jnp.asarray(task.y_train)
+    phi_train, phi_test = task.phi("train", spec), task.phi("test", spec)
+    if kind == "order_parameters" or (kind == "collapsed" and not path_inputs):
+        kernels, y = training_kernels(phi_train, phi_test, task.y_train, mode=path_space)
+    else:
+        kernels, y = path_kernels(phi_train, phi_test), jnp.asarray(task.y_train)
     if kind == "order_parameters":
         check_widths(spec)
         model = OrderParameterModel(spec.heads, data=data)

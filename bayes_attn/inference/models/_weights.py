@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
 
-from ...linalg import apply_kernel, gaussian_log_marginal
+from ...linalg import kernel_log_marginal
 from ...network import effective_weights, forward_paths, gram, predictive
 from ._base import Model, ModelArgs
 
@@ -105,7 +105,7 @@ class CollapsedModel(Model):
         z = _sample_sites(self.site_shapes(), args.fixed)
         _, values, a = weights_from_latent(args.hyper.variances, z, len(self.heads))
         U = gram(effective_weights(values, a))
-        numpyro.factor("y", gaussian_log_marginal(apply_kernel(args.kernels.train, U), args.y, args.hyper.temperature))
+        numpyro.factor("y", kernel_log_marginal(args.kernels.train, U, args.y, args.hyper.temperature))
 
     def derived(self, z, args, store_weights=False):
         z = {**(args.fixed or {}), **z}
