@@ -22,6 +22,10 @@ from ..network import HeadLayer, NetworkSpec, layer_matrices, path_attention, pa
 #: the splits of a :class:`Task` (the ``split`` argument of its methods)
 SPLITS = ("train", "test")
 
+#: inputs propagated through the attention at a time (:meth:`Task.path_inputs`): the compiled program's
+#: intermediates (scores and attention-mixed tokens of every head) then stay near 1 GB whatever ``P`` is
+ROW_BLOCK = 2048
+
 
 @functools.partial(jax.jit, static_argnames=("styles", "hards", "readout"))
 def _path_inputs(x, arrays, styles, hards, readout):
@@ -115,16 +119,33 @@ class Task:
         cache = self._cache
         if key not in cache:
             x, _ = self._split(split)
-            x = jnp.asarray(x)
             arrays = tuple(layer.arrays(x, split) for layer in self.layers)
-            cache[key] = _path_inputs(
-                x,
-                arrays,
-                tuple(layer.style for layer in self.layers),
-                tuple(layer.hard for layer in self.layers),
-                readout,
-            )
+            statics = (tuple(layer.style for layer in self.layers), tuple(layer.hard for layer in self.layers), readout)
+            if x.shape[0] <= ROW_BLOCK:
+                cache[key] = _path_inputs(jnp.asarray(x), arrays, *statics)
+            else:
+                cache[key] = jnp.asarray(self._blocked_path_inputs(x, arrays, statics))
         return cache[key]
+
+    def _blocked_path_inputs(self, x, arrays, statics) -> np.ndarray:
+        """``x^pi`` of many inputs, :data:`ROW_BLOCK` at a time through one compiled program (the last block
+        padded with copies of its last input, whose rows are then dropped); fixed attention arrays are sliced
+        with the inputs."""
+        n, B = x.shape[0], ROW_BLOCK
+        fixed = tuple(layer.style == "fixed" for layer in self.layers)
+
+        def rows(a, i):
+            a = np.asarray(a[i : i + B])
+            return np.concatenate([a, np.repeat(a[-1:], B - a.shape[0], axis=0)]) if a.shape[0] < B else a
+
+        out = None
+        for i in range(0, n, B):
+            arr_b = tuple(jnp.asarray(rows(a, i)) if f else a for a, f in zip(arrays, fixed))
+            block = np.asarray(_path_inputs(jnp.asarray(rows(x, i)), arr_b, *statics))
+            if out is None:
+                out = np.empty((n, *block.shape[1:]))
+            out[i : i + B] = block[: min(B, n - i)]
+        return out
 
     def phi(self, split: str, spec: NetworkSpec):
         """``Phi`` on a split for a network spec (theory.md §4.1)."""
