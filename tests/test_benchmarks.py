@@ -361,3 +361,37 @@ def test_suite_profile_smoke(tmp_path):
     np.testing.assert_allclose(
         t["rest_s"], t["wall_s"] - t["backend_compile_s"] - t["trace_lower_s"] - t["children_cpu_s"]
     )
+
+
+@pytest.mark.slow(seconds=40)
+def test_scale_benchmark_smoke(tmp_path):
+    """benchmarks/scale/run.py at P = 100 and 1000: both routes run, agree to 1e-9 and the JSON has what the table
+    and the figure read (docs/benchmarks.md)."""
+    out = tmp_path / "scale.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "scale" / "run.py"), "--smoke", "--out", str(out)],
+        env=smoke_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert [r["P"] for r in res["rows"]] == [100, 1000]
+    for r in res["rows"]:
+        assert set(r["routes"]) == {"dense", "path"} and all(v["solve_ok"] for v in r["routes"].values())
+        assert max(r["rel_diff_value"], r["rel_diff_grad"], r["rel_diff_U"]) < 1e-9
+    fig = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "scale" / "figure.py"),
+            "--json",
+            str(out),
+            "--out",
+            str(tmp_path / "scale.png"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert fig.returncode == 0 and (tmp_path / "scale.png").stat().st_size > 0, fig.stderr[-2000:]
