@@ -43,6 +43,7 @@ CHANGES = {
     "chain_method": ({}, {"chain_method": "sequential"}),
     "init": ({"model": "order_parameters"}, {"init": "theory"}),
     "devices": ({}, {"devices": 2}),
+    "path_space": ({}, {"path_space": "dense"}),
     "precision": ({}, {"precision": "float32"}),
     "save_warmup": ({}, {"save_warmup": True}),
     "rank": ({"model": "attention", "rank": 1}, {"rank": 2}),
@@ -64,16 +65,16 @@ def _raw(settings: dict) -> dict:
     raw = {"data": dict(DATA), "network": dict(NETWORK), "sampler": s}
     if "model" in s:
         raw["model"] = {"kind": s.pop("model")}
-    for k in ATTENTION_OPTIONS:
+    for k in (*ATTENTION_OPTIONS, "path_space"):
         if k in s:
-            raw["model"][k] = s.pop(k)
+            raw.setdefault("model", {})[k] = s.pop(k)
     return raw
 
 
 def test_every_field_is_classified():
     assert set(FIELD_ROLES) == set(FIELDS), "classify every SamplerConfig field in config._sampler.FIELD_ROLES"
     assert set(FIELD_ROLES.values()) == {"draws", "run"}
-    assert set(RUN_OPTIONS) == {"progress_bar", "checkpoint_every", "chain_method", "devices"}
+    assert set(RUN_OPTIONS) == {"progress_bar", "checkpoint_every", "chain_method", "devices", "path_space"}
 
 
 @pytest.mark.parametrize("name", FIELDS)

@@ -186,3 +186,26 @@ def test_sampled_models_see_the_same_density(kind):
     d_d, d_p = model.derived(z, a_d), model.derived(z, a_p)
     for key in ("f", "f_var", "U"):
         assert _rel(d_d[key], d_p[key]) <= RTOL, key
+
+
+def test_a_scan_gives_the_same_dataset_on_both_routes():
+    """theory.scan (the ``bayes-attn theory`` command's work, ``[theory] path_space``): the same order parameters,
+    predictions and GP baselines to 1e-9 on either route."""
+    from tests.conftest import random_task
+    from bayes_attn.theory import scan
+
+    task = random_task(P=60, Q=9, S=3, n0=3, heads=(2,), seed=6)  # r = 6 < P
+    spec = task.spec(width=10, temperature=0.1)
+    d, p = (scan(task, spec, [10, 30], [0.1], path_space=m) for m in ("dense", "path"))
+    for key in ("U", "predictor_mean", "predictor_var", "gp_mean", "gp_var", "action"):
+        assert _rel(d[key].values, p[key].values) <= RTOL, key
+
+
+def test_the_model_table_chooses_the_route(tmp_path):
+    """``[model] path_space`` reaches the sampled model; a bad value is one line naming the field."""
+    from bayes_attn.config import sampler_config
+
+    raw = {"model": {"kind": "order_parameters", "path_space": "dense"}, "sampler": {}}
+    assert sampler_config(raw).path_space == "dense"
+    with pytest.raises(InputError, match="model.path_space"):
+        sampler_config({"model": {"kind": "order_parameters", "path_space": "sparse"}})

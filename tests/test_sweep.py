@@ -245,9 +245,9 @@ def test_sweep_is_idempotent_resumable_and_extensible(tmp_path, monkeypatch):
 
 
 def test_failed_cell_is_recorded_and_the_others_finish(tmp_path, capsys):
-    """An ill-posed cell (one path, rank K = N0 < P and T -> 0: the saddle point that init = "theory"
-    needs does not converge) fails with its error line; the other cell is computed; exit code 1 names
-    the failed cell and nothing else."""
+    """An ill-posed cell (one path, rank K = N0 < P and T -> 0 on the P x P route, ``path_space = "dense"``: the
+    saddle point that init = "theory" needs does not converge; in path space it would, docs/theory.md §4.10) fails
+    with its error line; the other cell is computed; exit code 1 names the failed cell and nothing else."""
     from bayes_attn.network import HeadLayer
     from bayes_attn.tasks import Task
 
@@ -260,7 +260,9 @@ def test_failed_cell_is_recorded_and_the_others_finish(tmp_path, capsys):
         np.ones(4),
         (HeadLayer.w(rng.standard_normal((1, n0, n0))),),
     )
-    base = BASE.replace("seed = 0\n", 'seed = 0\ninit = "theory"\n')
+    base = BASE.replace("seed = 0\n", 'seed = 0\ninit = "theory"\n').replace(
+        'kind = "order_parameters"\n', 'kind = "order_parameters"\npath_space = "dense"\n'
+    )
     cfg = _setup(tmp_path, '"network.temperature" = [0.1, 1e-13]\n', base)
     save_bundle(task, tmp_path / "b.npz")
     out = tmp_path / "out"

@@ -67,6 +67,9 @@ def test_theory_bad_input(tmp_path, capsys):
     _, cfg = _config(tmp_path, "[theory]\ngp_subsets = { bad = [[7], [0]] }\n")
     assert main(["theory", str(cfg), "--out", str(tmp_path / "t.nc"), "--no-progress"]) == 2
     assert "theory.gp_subsets.bad" in capsys.readouterr().err
+    _, cfg = _config(tmp_path, '[theory]\npath_space = "sparse"\n')
+    assert main(["theory", str(cfg), "--out", str(tmp_path / "t.nc"), "--no-progress"]) == 2
+    assert "theory.path_space" in capsys.readouterr().err
 
 
 def test_theory_strict_fails_on_ill_posed(tmp_path):
@@ -86,7 +89,7 @@ def test_theory_strict_fails_on_ill_posed(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text(
         '[data]\nfile = "b.npz"\n[network]\nwidth = 5\ntemperature = 1e-13\n'
-        "[theory]\nmax_iter = 30\nwarm_start = false\n"
+        '[theory]\nmax_iter = 30\nwarm_start = false\npath_space = "dense"\n'  # P x P: fails (docs/theory.md §4.10)
     )
     assert main(["theory", str(cfg), "--out", str(tmp_path / "t.nc"), "--no-progress", "--strict"]) == 1
     ds = xr.open_dataset(tmp_path / "t.nc", engine="h5netcdf").load()

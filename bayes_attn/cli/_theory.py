@@ -7,6 +7,7 @@ Reads ``[data]`` and ``[network]`` (width and temperature may be lists) and an o
     tol = 1e-9            # relative gradient norm (docs/theory_solver.md)
     max_iter = 200        # Newton iterations per solve
     warm_start = true     # also start from the neighbouring larger width, keep the lower action
+    path_space = "auto"   # "dense" | "path": the training set as its path-space points (docs/theory.md §4.10)
     [theory.gp_subsets]   # GP baselines on path subsets: heads kept per layer (0-based or names)
     good = [["good"], ["unif"]]
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-THEORY_KEYS = {"tol", "max_iter", "warm_start", "gp_subsets"}
+THEORY_KEYS = {"tol", "max_iter", "warm_start", "gp_subsets", "path_space"}
 
 
 def register(sub) -> None:
@@ -32,7 +33,7 @@ def register(sub) -> None:
 
 
 def _options(raw: dict, task) -> dict:
-    from .._errors import InputError, positive, require
+    from .._errors import InputError, one_of, positive, require
 
     tab = dict(raw.get("theory", {}))
     extra = sorted(set(tab) - THEORY_KEYS)
@@ -68,7 +69,8 @@ def _options(raw: dict, task) -> dict:
                     row.append(h)
             idx.append(row)
         subsets[name] = idx
-    return dict(tol=float(tol), max_iter=int(max_iter), warm_start=warm, gp_subsets=subsets)
+    route = one_of(tab.get("path_space", "auto"), ("auto", "dense", "path"), "theory.path_space")
+    return dict(tol=float(tol), max_iter=int(max_iter), warm_start=warm, gp_subsets=subsets, path_space=route)
 
 
 def run(args) -> int:

@@ -104,9 +104,10 @@ def sampler_config(raw: dict) -> SamplerConfig:
     """The :class:`SamplerConfig` of a config's ``[model]`` and ``[sampler]`` tables (``[model] kind`` is
     ``SamplerConfig.model``; every other field is a key of ``[sampler]``, derived from the dataclass)."""
     sampler_tab = dict(raw.get("sampler", {}))
-    unknown_keys(sampler_tab, set(SamplerConfig.__dataclass_fields__) - {"model", *ATTENTION_OPTIONS}, "sampler")
+    model_keys = {*ATTENTION_OPTIONS, "path_space"}
+    unknown_keys(sampler_tab, set(SamplerConfig.__dataclass_fields__) - {"model", *model_keys}, "sampler")
     model_tab = dict(raw.get("model", {}))
-    unknown_keys(model_tab, {"kind", *ATTENTION_OPTIONS}, "model")
+    unknown_keys(model_tab, {"kind", *model_keys}, "model")
     if "kind" in model_tab:
         sampler_tab["model"] = model_tab.pop("kind")
     sampler_tab.update(model_tab)

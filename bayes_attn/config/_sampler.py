@@ -117,6 +117,11 @@ class SamplerConfig:
       only): every chain starts at the saddle point ``U*`` of docs/theory.md §4.4 plus an
       independent ``U(-1, 1)`` jitter per site, and NUTS uses the Laplace metric ``(-H)^-1`` at
       ``U*`` as a fixed mass matrix (docs/wishart.md).
+    * ``path_space`` (TOML: a key of ``[model]``): ``"auto"`` (default), ``"dense"`` or ``"path"``: whether the
+      order-parameter and collapsed models see the training set as its path-space points (docs/theory.md
+      §4.10; ``"auto"``: when they are fewer than the inputs).  The same numbers either way (to rounding), so it
+      enters no settings hash (a checkpoint still resumes only on its own route: the data arrays it
+      fingerprints are the route's).
     * ``save_warmup``: also store the derived quantities of the warm-up draws (ArviZ's ``warmup_posterior``,
       as ``save_warmup`` does in NumPyro and PyMC); the warm-up statistics (``warmup_sample_stats``) are
       always stored.
@@ -151,6 +156,7 @@ class SamplerConfig:
     limit: Literal["finite", "gp"] = "finite"
     replicas: int = 8
     beta_min: float = 0.01
+    path_space: Literal["auto", "dense", "path"] = "auto"
 
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
@@ -184,6 +190,7 @@ class SamplerConfig:
         )
         one_of(self.chain_method, CHAIN_METHODS, "sampler.chain_method")
         one_of(self.precision, PRECISIONS, "sampler.precision")
+        one_of(self.path_space, ("auto", "dense", "path"), "model.path_space")
         self._check_attention_options()
         if self.init is None:
             set_("init", "prior" if self.model in ATTENTION_MODELS else "uniform")
@@ -318,6 +325,7 @@ FIELD_ROLES = {
     "checkpoint_every": "run",
     "chain_method": "run",
     "devices": "run",
+    "path_space": "run",
 }
 #: the run options: never hashed (the checkpoint interval moves no draw: the runner's chunking is exact)
 RUN_OPTIONS = tuple(k for k, role in FIELD_ROLES.items() if role == "run")

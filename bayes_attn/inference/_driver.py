@@ -126,6 +126,7 @@ def _build(task, spec, cfg, fixed, data, basis):
         basis=basis,
         attention_scale=cfg.attention_scale,
         limit=cfg.limit,
+        path_space=cfg.path_space,
     )
     positions = imm = None
     if cfg.init == "prior":

@@ -92,13 +92,13 @@ def subset_phi(phi, heads: Sequence[int], keep: Sequence[Sequence[int]]):
     return _take_paths(phi, idx, math.sqrt(phi.shape[2] / idx.size))
 
 
-def gp_predict(spec, phi_train, phi_test, y, keep=None):
+def gp_predict(spec, phi_train, phi_test, y, keep=None, path_space: str = "auto"):
     """GP-limit predictor (§4.6) of the full network or of the sub-network with heads ``keep``."""
     if keep is not None:
         phi_train = subset_phi(phi_train, spec.heads, keep)
         phi_test = subset_phi(phi_test, spec.heads, keep)
     n = phi_train.shape[2]
-    return predict(spec.gp_scale * np.eye(n), phi_train, phi_test, y, spec.temperature)
+    return predict(spec.gp_scale * np.eye(n), phi_train, phi_test, y, spec.temperature, path_space=path_space)
 
 
 __all__ = ["predict", "predictor_metrics", "subset_paths", "subset_phi", "gp_predict"]

@@ -40,16 +40,16 @@ def _multi_labels(head_names, l: int) -> list[str]:
     return [",".join(p) for p in itertools.product(*head_names[l - 1 :])]
 
 
-def solve_with_warm_start(spec, phi, y, prev=None, *, tol: float = 1e-9, max_iter: int = 200):
+def solve_with_warm_start(spec, phi, y, prev=None, *, tol: float = 1e-9, max_iter: int = 200, path_space="auto"):
     """Solve from the GP value and, with ``prev`` (``[U_1..U_L]`` of a neighbouring width), from there too.
 
     Returns ``(solution, alternative_gap)``: the solution with the lower action among those that
     converged, and the relative ``U_1`` difference of the two solutions (NaN without ``prev``).
     """
-    sol = solve(spec, phi, y, tol=tol, max_iter=max_iter)
+    sol = solve(spec, phi, y, tol=tol, max_iter=max_iter, path_space=path_space)
     if prev is None:
         return sol, float("nan")
-    alt = solve(spec, phi, y, init=prev, tol=tol, max_iter=max_iter)
+    alt = solve(spec, phi, y, init=prev, tol=tol, max_iter=max_iter, path_space=path_space)
     U_alt, U_sol = np.asarray(alt.U), np.asarray(sol.U)
     gap = float(np.linalg.norm(U_alt - U_sol) / np.linalg.norm(U_sol))
     if alt.status.ok and (not sol.status.ok or alt.status.action < sol.status.action):
@@ -58,7 +58,7 @@ def solve_with_warm_start(spec, phi, y, prev=None, *, tol: float = 1e-9, max_ite
 
 
 def solve_grid(
-    task, spec, widths, temperatures, *, tol=1e-9, max_iter=200, warm_start=True, progress=False
+    task, spec, widths, temperatures, *, tol=1e-9, max_iter=200, warm_start=True, progress=False, path_space="auto"
 ) -> dict[tuple[int, int], tuple[Solution, float]]:
     """``{(i, j): (solution, alternative_gap)}`` for ``widths[i]`` x ``temperatures[j]`` (module docstring)."""
     phi_tr = task.phi("train", spec)
@@ -71,7 +71,13 @@ def solve_grid(
     for j, i in jobs:
         s = spec.with_(width=widths[i], temperature=temperatures[j])
         sol, gap = solve_with_warm_start(
-            s, phi_tr, task.y_train, prev.get(j) if warm_start else None, tol=tol, max_iter=max_iter
+            s,
+            phi_tr,
+            task.y_train,
+            prev.get(j) if warm_start else None,
+            tol=tol,
+            max_iter=max_iter,
+            path_space=path_space,
         )
         if sol.status.ok:
             prev[j] = sol.Us
@@ -79,7 +85,7 @@ def solve_grid(
     return out
 
 
-def gp_baselines(task, spec, temperatures, subsets: dict) -> dict[str, np.ndarray]:
+def gp_baselines(task, spec, temperatures, subsets: dict, path_space: str = "auto") -> dict[str, np.ndarray]:
     """GP-limit predictor (docs/theory.md §4.6) of the network and of each head subset, per temperature.
 
     Returns ``gp_mean`` / ``gp_var`` ``(subset, temperature, test)`` and ``gp_<metric>`` ``(subset, temperature)``.
@@ -94,14 +100,18 @@ def gp_baselines(task, spec, temperatures, subsets: dict) -> dict[str, np.ndarra
     for s, keep in enumerate(subsets.values()):
         subset_paths(spec.heads, keep)  # validates
         for j, T in enumerate(temperatures):
-            mean, var = gp_predict(spec.with_(temperature=T), phi_tr, phi_te, task.y_train, keep=keep)
+            mean, var = gp_predict(
+                spec.with_(temperature=T), phi_tr, phi_te, task.y_train, keep=keep, path_space=path_space
+            )
             out["gp_mean"][s, j], out["gp_var"][s, j] = np.asarray(mean), np.asarray(var)
             for k, v in predictor_metrics(mean, var, task.y_test).items():
                 out[f"gp_{k}"][s, j] = v
     return out
 
 
-def grid_dataset(task, spec, widths, temperatures, solutions: dict, gp: dict, subsets: dict, tol: float) -> xr.Dataset:
+def grid_dataset(
+    task, spec, widths, temperatures, solutions: dict, gp: dict, subsets: dict, tol: float, path_space: str = "auto"
+) -> xr.Dataset:
     """Pack :func:`solve_grid` solutions (with their test predictions) and :func:`gp_baselines` into a Dataset."""
     L, nw, nt, Q = spec.n_layers, len(widths), len(temperatures), task.n_test
     phi_tr, phi_te = task.phi("train", spec), task.phi("test", spec)
@@ -118,7 +128,7 @@ def grid_dataset(task, spec, widths, temperatures, solutions: dict, gp: dict, su
         st = sol.status
         for l, U in enumerate(sol.Us):
             Us[l][i, j] = np.asarray(U)
-        mean, var = predict(sol.U, phi_tr, phi_te, task.y_train, temperatures[j])
+        mean, var = predict(sol.U, phi_tr, phi_te, task.y_train, temperatures[j], path_space=path_space)
         mean_var["predictor_mean"][i, j], mean_var["predictor_var"][i, j] = np.asarray(mean), np.asarray(var)
         for k, v in predictor_metrics(mean, var, task.y_test).items():
             scal[k][i, j] = v
@@ -180,22 +190,32 @@ def scan(
     warm_start: bool = True,
     gp_subsets: dict | None = None,
     progress: bool = False,
+    path_space: str = "auto",
 ) -> xr.Dataset:
     """Solve the theory at every ``width`` x ``temperature`` for the network ``spec`` on ``task``.
 
     ``spec`` gives the heads, variances and readout (its own width and temperature are not used);
     ``widths``: one width or the ``L + 1`` widths per entry; ``gp_subsets``: ``{name: keep}`` with
-    ``keep[l]`` the 0-based heads kept in layer ``l`` (GP baselines on path subsets).
+    ``keep[l]`` the 0-based heads kept in layer ``l`` (GP baselines on path subsets); ``path_space``: the route
+    of every solve and prediction (:func:`bayes_attn.linalg.use_path_space`, docs/theory.md §4.10).
     """
     order = np.argsort([spec.with_(width=w).widths[0] for w in widths], kind="stable")
     widths = [widths[k] for k in order]
     temperatures = sorted({float(t) for t in temperatures})
     subsets = {"all": [list(range(h)) for h in spec.heads], **(gp_subsets or {})}
     sols = solve_grid(
-        task, spec, widths, temperatures, tol=tol, max_iter=max_iter, warm_start=warm_start, progress=progress
+        task,
+        spec,
+        widths,
+        temperatures,
+        tol=tol,
+        max_iter=max_iter,
+        warm_start=warm_start,
+        progress=progress,
+        path_space=path_space,
     )
-    gp = gp_baselines(task, spec, temperatures, subsets)
-    return grid_dataset(task, spec, widths, temperatures, sols, gp, subsets, tol)
+    gp = gp_baselines(task, spec, temperatures, subsets, path_space)
+    return grid_dataset(task, spec, widths, temperatures, sols, gp, subsets, tol, path_space)
 
 
 def scan_ok(ds: xr.Dataset) -> bool:

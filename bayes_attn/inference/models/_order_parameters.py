@@ -113,7 +113,8 @@ def theory_start(
     draws, hence rank-deficient) made warm-up trees run at their full depth (docs/wishart.md).  A saddle point that did not converge is an
     :class:`InputError`, not a silent fallback.
     """
-    sol = solve(spec, args.kernels.train.phi_a, args.y, warn=False)
+    # the training set as the model sees it (its path-space points or its inputs, build_model's route), as given
+    sol = solve(spec, args.kernels.train.phi_a, args.y, warn=False, path_space="dense")
     if not sol.status.ok:
         raise InputError(
             f'sampler.init: the theory\'s saddle point did not converge ({sol.status.message}); use init = "uniform"'
