@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import one_of, positive, require, nonnegative_int
+from .._memory import require_memory
 from ..network import HeadLayer
 from ._task import Task
 
@@ -162,6 +163,14 @@ def markov_layers(paths=4, head_seeds=(147, 247), beta_att: float = 10.0, p_blan
     return tuple(layers)
 
 
+def markov_memory(P: int, n_test: int, n_paths: int) -> float:
+    """Bytes a Markov task holds at its peak, rounded up: the float64 inputs ``(P + n_test, 31, 231)``, ``Phi`` of
+    both splits twice (the path inputs and ``Phi``) and the intermediates of one block of
+    :meth:`~bayes_attn.tasks.Task.path_inputs` (1.2 GB, measured about 1 GB at 2048 inputs)."""
+    n = P + n_test
+    return 8.0 * n * S_TOKENS * N0 + 2 * 8.0 * n * N0 * n_paths + 1.2e9
+
+
 def markov_task(
     P: int = 100,
     n_test: int = 1000,
@@ -192,6 +201,8 @@ def markov_task(
     noise = MARKOV_CONFIGS[paths][2] if noise is None else tuple(noise)
     require(len(noise) == 3, "data.noise", f"needs 3 strengths (parallel, perpendicular, out-of-plane), got {noise!r}")
     layers = markov_layers(paths, head_seeds, beta_att, p_blank, heads)
+    n_paths = int(np.prod([layer.n_heads for layer in layers]))
+    require_memory(markov_memory(P, n_test, n_paths), "data.P", f"the Markov task at P = {P}, n_test = {n_test}")
     x_tr, y_tr = markov_sequences(P, seed_train, noise)
     x_te, y_te = markov_sequences(n_test, seed_test, noise)
     meta = dict(
@@ -227,6 +238,7 @@ def markov_token_basis(x, k: int) -> np.ndarray:
 
 __all__ = [
     "markov_task",
+    "markov_memory",
     "markov_sequences",
     "markov_head_W",
     "markov_layers",
