@@ -124,7 +124,7 @@ class Task:
             if x.shape[0] <= ROW_BLOCK:
                 cache[key] = _path_inputs(jnp.asarray(x), arrays, *statics)
             else:
-                cache[key] = jnp.asarray(self._blocked_path_inputs(x, arrays, statics))
+                cache[key] = self._blocked_path_inputs(x, arrays, statics)  # a NumPy array: no second copy
         return cache[key]
 
     def _blocked_path_inputs(self, x, arrays, statics) -> np.ndarray:
@@ -148,9 +148,14 @@ class Task:
         return out
 
     def phi(self, split: str, spec: NetworkSpec):
-        """``Phi`` on a split for a network spec (theory.md §4.1)."""
+        """``Phi`` on a split for a network spec (theory.md §4.1), kept: the same object for the same split, readout
+        and input variance, so the callers of a scan share one array (and one path-space factorisation,
+        :func:`bayes_attn.linalg.training_set`)."""
         spec.check_inputs(self.n0, self.heads)
-        return phi(self.path_inputs(split, spec.readout), spec.sigma2_input)
+        key = ("phi", split, spec.readout, float(spec.sigma2_input))
+        if key not in self._cache:
+            self._cache[key] = phi(self.path_inputs(split, spec.readout), spec.sigma2_input)
+        return self._cache[key]
 
     @cached_property
     def _cache(self) -> dict:

@@ -89,6 +89,8 @@ def subset_phi(phi, heads: Sequence[int], keep: Sequence[Sequence[int]]):
     ``sqrt(n_pi / n_sub)``.
     """
     idx = subset_paths(heads, keep)
+    if np.array_equal(idx, np.arange(phi.shape[2])):
+        return phi  # every head kept: the network itself (no copy, and the same path-space factorisation)
     return _take_paths(phi, idx, math.sqrt(phi.shape[2] / idx.size))
 
 
