@@ -76,6 +76,7 @@ def run_size(P: int, routes, repeats: int, n_test: int) -> dict:
             "grad_s": grad_s,
             "solve_s": solve_s,
             "solve_ok": bool(sol.status.ok),
+            "solve_status": sol.status.message,
             "kernel_bytes": nbytes,
             "points": int(kd.phi_a.shape[0]),
             "U": np.asarray(sol.U).tolist(),
