@@ -69,7 +69,9 @@ def _options(raw: dict, task) -> dict:
                     row.append(h)
             idx.append(row)
         subsets[name] = idx
-    route = one_of(tab.get("path_space", "auto"), ("auto", "dense", "path"), "theory.path_space")
+    from ..linalg import MODES
+
+    route = one_of(tab.get("path_space", "auto"), MODES, "theory.path_space")
     return dict(tol=float(tol), max_iter=int(max_iter), warm_start=warm, gp_subsets=subsets, path_space=route)
 
 

@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 
 from .._errors import nonnegative_int, one_of, positive, require
+from ..linalg import MODES as PATH_SPACE_MODES
 from ._registry import MODELS, REGISTRY
 
 #: the built-in sampling algorithms, derived from the registry (:data:`bayes_attn.config.REGISTRY`,
@@ -190,7 +191,7 @@ class SamplerConfig:
         )
         one_of(self.chain_method, CHAIN_METHODS, "sampler.chain_method")
         one_of(self.precision, PRECISIONS, "sampler.precision")
-        one_of(self.path_space, ("auto", "dense", "path"), "model.path_space")
+        one_of(self.path_space, PATH_SPACE_MODES, "model.path_space")
         self._check_attention_options()
         if self.init is None:
             set_("init", "prior" if self.model in ATTENTION_MODELS else "uniform")

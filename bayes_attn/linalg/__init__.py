@@ -46,6 +46,7 @@ from ._kernel import (
     use_blocks,
 )
 from ._pathspace import (
+    MODES,
     PathSpace,
     energy_offset,
     log_marginal_offset,
@@ -66,6 +67,7 @@ __all__ = [
     "train_kernel_data",
     "kernel_energy",
     "kernel_log_marginal",
+    "MODES",
     "PathSpace",
     "path_space",
     "path_space_blocks",

@@ -80,13 +80,15 @@ def kernel_data(phi_a, phi_b=None, max_floats: float = MAX_FLOATS) -> KernelData
     return KernelData(phi_a, phi_b, blocks)
 
 
-def train_kernel_data(phi, y, mode: str = "auto", max_floats: float = MAX_FLOATS):
+def train_kernel_data(phi, y, mode: str = "auto", max_floats: float = MAX_FLOATS, assemble=None):
     """``(kd, y_kd)``: train/train :class:`KernelData` and the labels that go with it, in path space when
     :func:`~._pathspace.use_path_space` says so (``mode``: ``"auto" | "dense" | "path"``), else ``Phi`` and ``y``
     as given (docs/theory.md §4.10).  Every function of this module that takes ``kd`` and ``y_kd`` then gives the
-    full training set's numbers."""
+    full training set's numbers.  ``assemble``: what builds the :class:`KernelData` of the points (default
+    :func:`kernel_data` with ``max_floats``; the solver passes its compiled copy)."""
     phi_kd, y_kd, offset = training_set(phi, y, mode)
-    return kernel_data(phi_kd, max_floats=max_floats)._replace(offset=offset), jnp.asarray(y_kd)
+    kd = kernel_data(phi_kd, max_floats=max_floats) if assemble is None else assemble(phi_kd)
+    return kd._replace(offset=offset), jnp.asarray(y_kd)
 
 
 def kernel_energy(kd: KernelData, U, y, T):

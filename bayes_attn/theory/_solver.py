@@ -38,7 +38,7 @@ from ..linalg import (
     kernel_data,
     pack_cholesky,
     symmetric_to_packed_matrix,
-    training_set,
+    train_kernel_data,
     tril_size,
     unpack_cholesky,
 )
@@ -188,9 +188,8 @@ def training_kernel_data(phi, y, path_space: str = "auto"):
     """``(kd, y_kd)`` of the training set as the solver sees it: :func:`bayes_attn.linalg.training_set` (its
     path-space points when they are fewer than the inputs, docs/theory.md §4.10) through the compiled kernel
     assembly of this module."""
-    phi_kd, y_kd, offset = training_set(phi, y, path_space)
-    kd = _kernel_data(jnp.asarray(phi_kd, dtype=jnp.float64))
-    return kd._replace(offset=offset), jnp.asarray(y_kd, dtype=jnp.float64)
+    kd, y_kd = train_kernel_data(phi, y, path_space, assemble=lambda p: _kernel_data(jnp.asarray(p, dtype=jnp.float64)))
+    return kd, y_kd.astype(jnp.float64)
 
 
 def solve(
