@@ -151,6 +151,36 @@ def test_bad_fit_options(fam, tmp_path, capsys):
     _bad(tmp_path, capsys, ["potts", "fit", str(tmp_path / "none.fasta"), "--out", "OUT"], "file not found")
 
 
+def test_a_fit_over_the_memory_budget_is_refused_before_it_starts(fam, tmp_path, capsys):
+    _, paths = fam
+    a = str(paths["fasta"])
+    for model in ("plmdca", "factored"):
+        _bad(
+            tmp_path,
+            capsys,
+            ["potts", "fit", a, "--model", model, "--max-memory", "0.3", "--out", "OUT"],
+            "max-memory:",
+        )
+    _bad(tmp_path, capsys, ["potts", "fit", a, "--max-memory", "0", "--out", "OUT"], "max-memory: must be > 0")
+
+
+def test_the_fit_prints_its_estimate_and_plmdca_takes_blocks_of_sites_that_fit_the_budget(fam, tmp_path, capsys):
+    from bayes_attn.potts import plm_memory
+
+    _, paths = fam
+    whole = plm_memory(20, 21, 80)
+    budget = (plm_memory(20, 21, 80, site_block=5) + 1e6) / 1e9  # room for 5 sites, not for the joint fit
+    assert whole > budget * 1e9
+    fit = tmp_path / "b.npz"
+    _fit(paths, fit, "--model", "plmdca", "--max-iter", "20", "--max-memory", f"{budget:.6f}")
+    out = capsys.readouterr().out
+    assert "estimated peak memory" in out and "4 blocks of about 5 sites" in out and "sites fitted: 20 of 20" in out, (
+        out
+    )
+    rep = json.loads(fit.with_suffix(".json").read_text())
+    assert rep["settings"]["site_block"] == 5 and rep["memory_estimate_bytes"] <= rep["memory_budget_bytes"]
+
+
 def test_bad_contacts_input(fam, tmp_path, capsys):
     d, paths = fam
     fit, nofocus = tmp_path / "f.npz", tmp_path / "nf.npz"

@@ -119,6 +119,13 @@ def register(sub) -> None:
         help="L-BFGS iterations (default 3000 for DATA.npz; for alignments the "
         "protein defaults, docs/potts_proteins.md)",
     )
+    f.add_argument(
+        "--max-memory",
+        type=float,
+        dest="max_memory",
+        help="GB the fit may take (default: the memory available); a fit estimated above it is refused, "
+        "plmDCA on an alignment is fitted in blocks of sites that fit it",
+    )
     f.add_argument("--seed", type=int, default=0)
     f.set_defaults(func=run_fit, fields=None, cpus_default="all")  # large matrix products
     c = ps.add_parser(
@@ -317,6 +324,10 @@ def run_fit(args) -> int:
             max_iter=args.max_iter,
             dtype=args.dtype,
         )
+        from ._potts_protein import fit_budget
+
+        settings, budget_entry = fit_budget(args, settings, L, C, len(s), sites_by_default=False)
+        report.update(budget_entry)
         res = pt.fit_scan(
             key, s, val, C, settings, weights=w, val_weights=wv, progress=lambda e: _show({**e, "model": args.model})
         )

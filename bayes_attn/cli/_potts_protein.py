@@ -29,10 +29,63 @@ def _iteration_line(t0):
     return show
 
 
+def _block_line(t0):
+    def show(done, L, info):
+        print(
+            f"  sites fitted: {done} of {L} (this block: {info.reason} after {info.iterations} iterations, "
+            f"gradient {info.grad_norm:.1e})  ({time.time() - t0:.0f} s)",
+            flush=True,
+        )
+
+    return show
+
+
 def _peak_rss_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def fit_budget(args, settings, L: int, C: int, M: int, *, sites_by_default: bool):
+    """The fit's memory estimate against ``--max-memory`` (or the memory available): refuse with one line naming
+    ``--max-memory`` when it cannot fit, else print the estimate and the arithmetic of one evaluation; plmDCA
+    is fitted in blocks of sites when ``sites_by_default`` (protein families) or when the joint fit would not
+    fit (docs/potts_proteins.md §4, "Memory and blocks of sites").  Returns (settings, report entry)."""
+    from .. import potts as pt
+
+    budget = pt.memory_budget(args.max_memory)
+    kw = dict(dtype=settings.dtype, memory=settings.memory)
+    how = ""
+    if settings.model == "plmdca":
+        k = pt.plm_site_block(L, C, M, budget=budget, **kw) if sites_by_default else L
+        if k >= L and pt.plm_memory(L, C, M, **kw) > budget:
+            k = pt.plm_site_block(L, C, M, budget=budget, **kw)
+        if k == 0:
+            need = pt.plm_memory(L, C, M, site_block=1, **kw)
+            pt.require_fit_memory(need, budget, f"plmDCA at L = {L}, M = {M}, one site at a time,")
+        settings = replace(settings, site_block=0 if k >= L else k)
+        need = pt.plm_memory(L, C, M, site_block=settings.site_block, **kw)
+        n_blocks = len(pt.site_blocks(L, settings.site_block)) if settings.site_block else 1
+        how = (
+            f", {n_blocks} blocks of about {settings.site_block} sites"
+            if settings.site_block
+            else ", all sites at once"
+        )
+    else:
+        need = pt.fa_memory(L, C, M, max(settings.heads), dtype=settings.dtype)
+        pt.require_fit_memory(
+            need, budget, f"{settings.model} attention at L = {L}, M = {M}, {max(settings.heads)} heads,"
+        )
+    work = pt.fit_multiply_adds(settings.model, L, C, M)
+    secs = work / pt.matmul_rate()
+    print(
+        f"estimated peak memory {pt.format_bytes(need)} of a budget of {pt.format_bytes(budget)}{how}; one evaluation "
+        f"{work:.1e} multiply-adds, about {secs:.1f} s here (at most {settings.max_iter} iterations: "
+        f"~{secs * settings.max_iter / 60:.0f} min)",
+        flush=True,
+    )
+    entry = {"memory_estimate_bytes": need, "memory_budget_bytes": budget, "evaluation_multiply_adds": work}
+    return settings, entry
 
 
 def run_fit_alignment(args) -> int:
@@ -96,6 +149,7 @@ def run_fit_alignment(args) -> int:
         )
         init = pt.fa_from_couplings(prev["couplings"], prev.get("fields"), settings.heads[0])
         settings = replace(settings, profile_fields=False)
+    settings, budget_entry = fit_budget(args, settings, aln.L, aln.C, aln.M, sites_by_default=True)
     key = jax.random.PRNGKey(args.seed)
     report = {
         "model": args.model,
@@ -108,6 +162,7 @@ def run_fit_alignment(args) -> int:
         "M_eff": M_eff,
         "settings": asdict(settings),
         "defaults": "protein_settings (docs/potts_proteins.md §4)",
+        **budget_entry,
     }
     n_candidates = len(settings.lams) * (1 if args.model == "plmdca" else len(settings.heads) * len(settings.fields))
     if n_candidates > 1:
@@ -127,6 +182,7 @@ def run_fit_alignment(args) -> int:
             val_weights=w[va],
             progress=_scan_line,
             iteration=_iteration_line(t0),
+            block=_block_line(t0),
         )
         b = res.best
         settings = replace(settings, lams=(b["lam"],), heads=(b["heads"],), fields=(b["fields"],))
@@ -139,7 +195,15 @@ def run_fit_alignment(args) -> int:
     print(f"fitting {args.model} on all {aln.M} sequences ({settings.dtype})", flush=True)
     tf = time.time()
     res = pt.fit_scan(
-        key, aln.sequences, aln.sequences[:0], aln.C, settings, weights=w, init=init, iteration=_iteration_line(t0)
+        key,
+        aln.sequences,
+        aln.sequences[:0],
+        aln.C,
+        settings,
+        weights=w,
+        init=init,
+        iteration=_iteration_line(t0),
+        block=_block_line(t0),
     )
     params, fit = res.params, res.best["fit"]
     print(

@@ -51,6 +51,10 @@ from ._pl import *  # noqa: F401,F403
 from ._pl import __all__ as _b4
 from ._fit import *  # noqa: F401,F403
 from ._fit import __all__ as _b5
+from ._starts import *  # noqa: F401,F403
+from ._starts import __all__ as _b6
+from ._budget import *  # noqa: F401,F403
+from ._budget import __all__ as _b7
 
 __all__ = sorted(
     {
@@ -75,5 +79,7 @@ __all__ = sorted(
         *_b3,
         *_b4,
         *_b5,
+        *_b6,
+        *_b7,
     }
 )

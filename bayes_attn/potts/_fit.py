@@ -28,16 +28,24 @@ from .._errors import nonnegative_int, one_of, positive, require
 from ._model import check_weights
 from ._attention import LAM_FIELDS, FAConfig, fa_couplings, fit_lbfgs
 from ._params import FA_PARAMS, FactoredParams, PlmParams, SoftmaxParams, as_params
-from ._pl import block_rows, blocked_pl, coupling_logits, coupling_matrix, to_blocks
+from ._pl import (
+    block_rows,
+    blocked_pl,
+    coupling_logits,
+    coupling_matrix,
+    one_hot_rows,
+    site_blocks,
+    site_logits,
+    to_blocks,
+    weighted_nll_sum,
+)
 from ._plmdca import PLM_LAM, fit_plmdca
+from ._starts import PROTEIN_HEADS, fa_balanced_start
 
 #: the models that :class:`FitSettings` (``model``) fits to an alignment
 FIT_MODELS = ("factored", "softmax", "plmdca")
 #: the floating-point precisions of a fit (``FitSettings.dtype``)
 DTYPES = ("float32", "float64")
-#: default number of heads of factored attention on protein families: the smallest validation PL among
-#: 32, 64, 128 and 256 heads on the rhomboid family (benchmarks/potts_proteins/heads.py, docs/potts_proteins.md §4)
-PROTEIN_HEADS = 256
 
 #: Default L2 grid of the validation scan of factored and softmax attention on data sets (project choice,
 #: docs/potts.md §4.1, docs/potts_choices.md): half-decade steps from 1e-3 down to 1e-6, visited from the
@@ -59,7 +67,9 @@ class FitSettings:
     rises.  ``profile_fields``: start the fields at the independent-site model (:func:`profile_fields`)
     instead of zero.  ``memory``: the number of L-BFGS correction pairs kept (each two copies of the
     parameters).  ``balanced_start``: start free factored attention at :func:`fa_balanced_start`
-    (factors of equal norm per head) instead of ``fa_init``'s equal entries."""
+    (factors of equal norm per head) instead of ``fa_init``'s equal entries.  ``site_block``: plmDCA only,
+    0 = every site in one L-BFGS, k = blocks of k sites one after another (:func:`fit_plmdca_sites`; the CLI
+    chooses k by memory, :func:`plm_site_block`)."""
 
     model: str = "factored"
     heads: tuple = (1,)
@@ -75,6 +85,7 @@ class FitSettings:
     profile_fields: bool = False
     memory: int = 20
     balanced_start: bool = False
+    site_block: int = 0
 
     def __post_init__(self):
         one_of(self.model, FIT_MODELS, "model")
@@ -93,6 +104,10 @@ class FitSettings:
                 require(bool(np.isfinite(v)) and v >= 0, name.replace("_", "-"), f"must be >= 0, got {v}")
         nonnegative_int(self.max_iter, "max-iter")
         positive(self.memory, "memory", integer=True)
+        nonnegative_int(self.site_block, "site-block")
+        require(
+            self.site_block == 0 or self.model == "plmdca", "site-block", "only plmDCA is fitted by blocks of sites"
+        )
         if self.model == "plmdca":
             require(self.heads == (1,), "heads", "plmDCA has no heads")
             require(self.fields in ((True,), (False, True)), "fields", "plmDCA always fits fields")
@@ -123,8 +138,27 @@ def pl_value(params, s, weights=None) -> float:
     K, b = couplings_of(params)
     L, C = K.shape[0], K.shape[-1]
     sb, wb = to_blocks(s, weights, C=C, rows=min(block_rows(L, C, len(s)), 4096), dtype=K.dtype)
-    Km = coupling_matrix(K)
-    return float(blocked_pl(lambda x: coupling_logits(Km, x, b), sb, wb))
+    if (L * C) ** 2 <= PL_SITES_ELEMENTS:
+        Km = coupling_matrix(K)
+        return float(blocked_pl(lambda x: coupling_logits(Km, x, b), sb, wb))
+    # large L: the (L*C)^2 matrix a few sites at a time, so K is held once (docs/potts_proteins.md §4)
+    k = max(1, PL_SITES_ELEMENTS // (L * C * C))
+    total = sum(float(_sites_nll(K[a:z], None if b is None else b[a:z], sb, wb, a)) for a, z in site_blocks(L, k))
+    return total / (float(jnp.sum(wb)) * L)
+
+
+#: :func:`pl_value` forms the whole (L*C)^2 coupling matrix up to this many numbers, else blocks of sites
+PL_SITES_ELEMENTS = 1 << 26
+
+
+@jax.jit
+def _sites_nll(Kb, bb, sb, wb, i0):
+    """sum_m w_m sum_{i in block} -log p(s_mi | rest) over the sites i0 .. i0 + |Kb| (couplings rows Kb)."""
+    sites = i0 + jnp.arange(Kb.shape[0])
+    one = lambda s, w: weighted_nll_sum(
+        site_logits(one_hot_rows(s, Kb.shape[-1], Kb.dtype), Kb, sites, bb), s[:, sites], w
+    )  # noqa: E731
+    return jax.lax.map(lambda a: one(*a), (sb, wb)).sum()
 
 
 def profile_fields(s, C: int, weights=None, pseudocount: float = 0.5) -> np.ndarray:
@@ -139,7 +173,7 @@ def profile_fields(s, C: int, weights=None, pseudocount: float = 0.5) -> np.ndar
     return h - h.mean(1, keepdims=True)
 
 
-def _fit_one(key, s, C, settings, heads, fields, lam, weights, init, progress):
+def _fit_one(key, s, C, settings, heads, fields, lam, weights, init, progress, block=None):
     dtype = jnp.dtype(settings.dtype)
     h0 = profile_fields(s, C, weights) if settings.profile_fields else None
     if settings.model == "plmdca":
@@ -156,6 +190,8 @@ def _fit_one(key, s, C, settings, heads, fields, lam, weights, init, progress):
             progress=progress,
             fields=h0,
             memory=settings.memory,
+            site_block=settings.site_block,
+            block_progress=block,
         )
         return p, None, info
     cfg = FAConfig(
@@ -204,6 +240,7 @@ def fit_scan(
     init=None,
     progress=None,
     iteration=None,
+    block=None,
 ) -> ScanResult:
     """Fit every candidate of ``settings`` on ``s`` and keep the smallest validation PL on ``val``.
 
@@ -211,7 +248,8 @@ def fit_scan(
     (heads, fields) (``init``: a parameter record, a warm start for the first fit whose head count it matches;
     its ``None`` fields are initialised as usual).  ``weights`` / ``val_weights``:
     sequence weights of the training and validation PL.  ``progress(entry)`` after every fit;
-    ``iteration(it, objective, gradient norm)`` inside every fit.  Ties: the first."""
+    ``iteration(it, objective, gradient norm)`` inside every fit; ``block(sites_done, L, FitInfo)`` after each
+    block of sites of a plmDCA fit by blocks.  Ties: the first."""
     s, val = np.asarray(s), np.asarray(val)
     weights = None if weights is None else check_weights(weights, len(s))
     val_weights = None if val_weights is None else check_weights(val_weights, len(val), "val_weights")
@@ -225,7 +263,17 @@ def fit_scan(
             prev, prev_val = (init if fits_init else None), np.inf
             for lam in sorted(settings.lams, reverse=True):
                 p, cfg, info = _fit_one(
-                    key, s, C, settings, h, f, lam, weights, None if settings.model == "plmdca" else prev, iteration
+                    key,
+                    s,
+                    C,
+                    settings,
+                    h,
+                    f,
+                    lam,
+                    weights,
+                    None if settings.model == "plmdca" else prev,
+                    iteration,
+                    block,
                 )
                 v = pl_value(p, val, val_weights) if len(val) else float("nan")
                 entry = {"heads": int(h), "fields": bool(f), "lam": float(lam), "val_nll": v, "fit": info._asdict()}
@@ -240,46 +288,6 @@ def fit_scan(
                     break
                 prev, prev_val = p, v
     return ScanResult(best[0], best[1], best[2], entries)
-
-
-def fa_balanced_start(key, cfg: FAConfig, norm: float = 1.0) -> FactoredParams:
-    """A random start of free factored attention whose two factors have the same Frobenius norm in every
-    head: A^h_ij ~ N(0, (norm / L)^2), V^h_ab ~ N(0, (norm / C)^2), so ||A^h|| ~ ||V^h|| ~ norm
-    (docs/potts_proteins.md §4).  The product A (x) V is unchanged by A -> cA, V -> V / c; a start with equal
-    entries (``fa_init``) puts L / C times more norm in A than in V, the curvatures of the two factors then
-    differ by (L / C)^2, and L-BFGS spends its iterations undoing it (on the rhomboid family, 100 iterations
-    from this start reach a lower objective than 500 from ``fa_init``).  The penalty on the factors is
-    smallest at equal norms, so this start also sits where the optimum puts the scale.  No fields."""
-    require(cfg.kind == "free", "model", "a balanced start is for free factored attention")
-    kA, kV = jax.random.split(key)
-    return FactoredParams(
-        jax.random.normal(kA, (cfg.heads, cfg.L, cfg.L)) * (norm / cfg.L),
-        jax.random.normal(kV, (cfg.heads, cfg.C, cfg.C)) * (norm / cfg.C),
-    )
-
-
-def fa_from_couplings(K, fields=None, heads: int = PROTEIN_HEADS) -> FactoredParams:
-    """Factored-attention parameters closest to couplings K (L, L, C, C) in Frobenius norm: the top ``heads``
-    terms of the singular value decomposition of K as an ``(L*L, C*C)`` matrix, A^h = sqrt(s_h) u_h and
-    V^h = sqrt(s_h) v_h (the best sum of ``heads`` Kronecker products, Eckart-Young); ``fields`` are kept as
-    the bias.  A warm start for factored attention from any fit (``potts fit --init-from``)."""
-    K = np.asarray(K, np.float64)
-    require(
-        K.ndim == 4 and K.shape[0] == K.shape[1] and K.shape[2] == K.shape[3],
-        "init-from",
-        f"couplings must have shape (L, L, C, C), got {K.shape}",
-    )
-    positive(heads, "heads", integer=True)
-    L, C = K.shape[0], K.shape[-1]
-    require(heads <= min(L * L, C * C), "heads", f"must be <= {min(L * L, C * C)} to start from couplings")
-    Km = (K * (1.0 - np.eye(L))[:, :, None, None]).reshape(L * L, C * C)
-    u, sv, vt = np.linalg.svd(Km, full_matrices=False)
-    r = np.sqrt(sv[:heads])
-    return FactoredParams(
-        (u[:, :heads] * r).T.reshape(heads, L, L),
-        (vt[:heads] * r[:, None]).reshape(heads, C, C),
-        None if fields is None else np.asarray(fields, np.float64),
-    )
 
 
 def default_lams(model: str) -> tuple[float, ...]:
@@ -371,7 +379,6 @@ def protein_settings(model: str, L: int, M_eff: float, *, heads: int | None = No
 __all__ = [
     "FIT_MODELS",
     "DTYPES",
-    "PROTEIN_HEADS",
     "LAM_GRID",
     "FitSettings",
     "ScanResult",
@@ -382,6 +389,4 @@ __all__ = [
     "data_settings",
     "protein_settings",
     "profile_fields",
-    "fa_balanced_start",
-    "fa_from_couplings",
 ]

@@ -19,6 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._errors import positive
+
 #: logits of at most this many numbers are computed in one block (256 MB in float32)
 BLOCK_ELEMENTS = 1 << 26
 #: cost of one gathered multiply-add of the head-by-head route relative to one multiply-add of the dense
@@ -85,7 +87,36 @@ def coupling_logits(Km, s, fields=None):
     return z if fields is None else z + fields
 
 
+def site_blocks(L: int, site_block: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]``: the L sites in ceil(L / site_block) consecutive blocks of near-equal size
+    (sizes differ by at most one, so at most two block shapes are compiled)."""
+    positive(site_block, "site_block", integer=True)
+    n = -(-L // min(site_block, L))
+    edges = np.linspace(0, L, n + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def one_hot_rows(s, C: int, dtype=jnp.float32):
+    """The one-hot rows of sequences ``s`` (B, L): (B, L*C)."""
+    return jax.nn.one_hot(s, C, dtype=dtype).reshape(s.shape[0], s.shape[1] * C)
+
+
+def site_logits(X, Kb, sites, fields=None):
+    """z_i(a) = sum_{j != i} K_ij(a, s_j) (+ fields) for the sites ``sites`` only, (B, |sites|, C): the one-hot
+    rows ``X`` (B, L*C) times the (L*C [j, b], |sites|*C [i, a]) columns of the coupling matrix, built from
+    the rows ``Kb`` = K[sites] (|sites|, L, C, C) with K_ii masked (docs/potts_proteins.md §4, "Blocks of
+    sites").  With every site it is :func:`coupling_logits`."""
+    nb, L, C = Kb.shape[0], Kb.shape[1], Kb.shape[-1]
+    mask = (sites[:, None] != jnp.arange(L)[None, :]).astype(Kb.dtype)[:, :, None, None]
+    cols = (Kb * mask).transpose(1, 3, 0, 2).reshape(L * C, nb * C)
+    z = (X @ cols).reshape(X.shape[0], nb, C)
+    return z if fields is None else z + fields
+
+
 __all__ = [
+    "site_blocks",
+    "one_hot_rows",
+    "site_logits",
     "BLOCK_ELEMENTS",
     "GATHER_COST",
     "use_coupling_route",

@@ -156,6 +156,7 @@ def main(argv=None) -> int:
         families = [f for f in families if f["name"] in args.families]
     out = Path(args.work)
     out.mkdir(parents=True, exist_ok=True)
+    Path(args.figures).mkdir(parents=True, exist_ok=True)
     path = Path(args.results)
     res = json.loads(path.read_text()) if path.is_file() else {"families": {}}
     res["machine"] = {"cores": os.cpu_count()}
