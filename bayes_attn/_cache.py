@@ -24,7 +24,8 @@ import os
 import time
 from pathlib import Path
 
-from ._cpus import allowed_cpus, limit_native_threads, pin_to_cpus
+from ._cpus import allowed_cpus, pin_to_cpus
+from ._threads import SINGLE_THREAD_XLA_FLAGS, limit_native_threads, limit_xla_threads, with_single_thread_flags
 
 ENV = "BAYES_ATTN_CACHE_DIR"
 #: subfolder of the cache folder holding traced programs (:mod:`bayes_attn._programs`)
@@ -104,29 +105,6 @@ def enable_compilation_cache(path=None) -> Path | None:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     return folder
-
-
-#: XLA flag that keeps a process's Eigen matrix kernels on one CPU thread (several JAX processes on few
-#: cores fight over XLA's thread pools otherwise).  *(measured)* The TensorFlow-style token
-#: ``intra_op_parallelism_threads=1`` that is sometimes added is not an XLA flag: XLA stops parsing at it,
-#: so a ``--xla_force_host_platform_device_count`` placed after it was silently ignored (1 device, not 2).
-SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false"
-
-
-def with_single_thread_flags(flags: str) -> str:
-    """``flags`` (an ``XLA_FLAGS`` value) with :data:`SINGLE_THREAD_XLA_FLAGS` added, unless it sets that flag
-    already.  A process that limits itself and the sweep workers it starts then carry the same string: JAX's
-    persistent compilation cache keys a program by ``XLA_FLAGS`` too, so only with the same string can the workers
-    read the programs their parent compiled (docs/design.md, the main job's theory grid on the workers' flags)."""
-    if "xla_cpu_multi_thread_eigen" in flags:
-        return flags
-    return (flags + " " + SINGLE_THREAD_XLA_FLAGS).strip()
-
-
-def limit_xla_threads() -> None:
-    """Add :data:`SINGLE_THREAD_XLA_FLAGS` to ``XLA_FLAGS`` (effective when this process has not yet
-    initialised a JAX backend; XLA reads the flags then)."""
-    os.environ["XLA_FLAGS"] = with_single_thread_flags(os.environ.get("XLA_FLAGS", ""))
 
 
 def usable_cores() -> int:

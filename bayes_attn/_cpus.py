@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ._threads import limit_native_threads, limit_xla_threads
+
 #: environment variable naming the folder of the per-core lock files
 LOCK_ENV = "BAYES_ATTN_LOCK_DIR"
 
@@ -198,19 +200,6 @@ def pin_to_cpus(cpus) -> bool:
     return True
 
 
-def limit_native_threads(n: int = 1) -> None:
-    """At most ``n`` threads for every BLAS/LAPACK and OpenMP pool of this process: those loaded already
-    (``threadpoolctl``) and those loaded later (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``,
-    ``MKL_NUM_THREADS``, read when a library loads).  *(measured, docs/design.md)* NumPy's OpenBLAS sizes
-    its pool at import for every core; pinned to fewer, its threads spin waiting for each other (a matrix
-    product about 180x slower)."""
-    from threadpoolctl import threadpool_limits
-
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(int(n))
-    threadpool_limits(limits=int(n))  # kept for the process's life: no restore
-
-
 def claim_cpus(n: int) -> tuple[int, ...] | None:
     """Claim ``n`` cores (:func:`choose_cpus`), pin this process to them and size its native thread pools
     to them; with one core, XLA's Eigen kernels also run on one thread.  ``n`` at least the number of
@@ -224,8 +213,6 @@ def claim_cpus(n: int) -> tuple[int, ...] | None:
         return None
     _CLAIM.update(cpus=cpus, before=tuple(allowed))
     if len(cpus) == 1:
-        from ._cache import limit_xla_threads
-
         limit_xla_threads()
     limit_native_threads(len(cpus))
     return cpus

@@ -23,6 +23,7 @@ LISTED = [
     "network",
     "tasks",
     "potts",
+    "families",
     "gd",
     "theory",
     "config",

@@ -285,6 +285,7 @@ def run_fit(args) -> int:
         return run_fit_alignment(args)
     import jax
 
+    from .. import families as fam
     from .. import potts as pt
 
     heads, fields = _check_options(args)
@@ -303,8 +304,8 @@ def run_fit(args) -> int:
     w = wv = None
     if args.theta is not None:
         require(args.model != "transformer", "theta", "the transformer takes no sequence weights")
-        pt.check_theta(args.theta, "theta")
-        w, wv = pt.sequence_weights(s, args.theta), pt.sequence_weights(val, args.theta)
+        fam.check_theta(args.theta, "theta")
+        w, wv = fam.sequence_weights(s, args.theta), fam.sequence_weights(val, args.theta)
         report.update(theta=args.theta, M_eff=float(w.sum()))
         print(f"reweighting at identity {args.theta:g}: M_eff = {w.sum():.1f} of {len(s)}", flush=True)
     data = {"val": val, "test": test}

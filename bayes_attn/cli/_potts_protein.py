@@ -3,7 +3,7 @@
 Fit: read the alignment (focus, filters), reweight at identity ``--theta``, then either one fit on all
 sequences with the defaults of :func:`bayes_attn.potts.protein_settings`, or — when several
 candidates are given (``--lam``, ``--heads``, fields on and off) — a validation scan on a split that
-leaks no near-duplicate (:func:`bayes_attn.potts.split_validation`) followed by a refit of the chosen
+leaks no near-duplicate (:func:`bayes_attn.families.split_validation`) followed by a refit of the chosen
 candidate on all sequences.  FIT.npz holds ``couplings``, ``fields``, (factored) ``A`` and ``V``,
 ``alphabet``, ``focus_id``, ``focus_sequence``, ``residues``, ``weights``, ``M_eff``; FIT.json the report.
 """
@@ -91,15 +91,16 @@ def fit_budget(args, settings, L: int, C: int, M: int, *, sites_by_default: bool
 def run_fit_alignment(args) -> int:
     import jax
 
+    from .. import families as fam
     from .. import potts as pt
 
     require(
         args.model in pt.FIT_MODELS, "model", f"{args.model} cannot fit an alignment (use plmdca, factored or softmax)"
     )
     require(args.C is None, "C", "is set by --alphabet for alignments")
-    theta = pt.check_theta(pt.THETA if args.theta is None else args.theta, "theta")
+    theta = fam.check_theta(fam.THETA if args.theta is None else args.theta, "theta")
     t0 = time.time()
-    aln = pt.read_alignment(
+    aln = fam.read_alignment(
         args.data,
         alphabet=args.alphabet,
         focus=args.focus,
@@ -119,7 +120,7 @@ def run_fit_alignment(args) -> int:
         flush=True,
     )
     tw = time.time()
-    w = pt.sequence_weights(aln.sequences, theta)
+    w = fam.sequence_weights(aln.sequences, theta)
     M_eff = float(w.sum())
     print(f"reweighting at identity {theta:g}: M_eff = {M_eff:.1f} of {aln.M} ({time.time() - tw:.1f} s)", flush=True)
     defaults = pt.protein_settings(
@@ -166,7 +167,7 @@ def run_fit_alignment(args) -> int:
     }
     n_candidates = len(settings.lams) * (1 if args.model == "plmdca" else len(settings.heads) * len(settings.fields))
     if n_candidates > 1:
-        tr, va = pt.split_validation(aln.sequences, theta, seed=args.seed)
+        tr, va = fam.split_validation(aln.sequences, theta, seed=args.seed)
         print(
             f"validation scan over {n_candidates} candidates: {len(tr)} training and {len(va)} validation "
             f"sequences ({aln.M - len(tr) - len(va)} near-duplicates of validation rows left out)",
@@ -272,7 +273,8 @@ def _load_fit(path) -> dict:
 
 
 def run_contacts(args) -> int:
-    from .. import potts as pt
+    from .. import families as fam
+    from .._io import atomic_write_bytes, atomic_write_json
 
     d = _load_fit(args.fit)
     K = d["couplings"]
@@ -281,8 +283,8 @@ def run_contacts(args) -> int:
     gap = alphabet.index("-") if "-" in alphabet else None
     residues = d["residues"] if "residues" in d else np.arange(1, L + 1)
     require(len(residues) == L, "fit", f"`residues` has {len(residues)} entries for L = {L}")
-    scores = pt.contact_scores(K, gap)
-    ranked = pt.ranked_pairs(scores, residues)
+    scores = fam.contact_scores(K, gap)
+    ranked = fam.ranked_pairs(scores, residues)
     report = {
         "fit": Path(args.fit).name,
         "L": int(L),
@@ -297,18 +299,18 @@ def run_contacts(args) -> int:
         require(bool(focus), "fit", f"{Path(args.fit).name} has no focus sequence (fit the alignment with --focus ID)")
         chain = args.chain
         if chain is None:
-            chain = pt.read_chain_ids(args.structure)[0]
-        contacts, known, dist, srep = pt.contact_map(args.structure, chain, focus)
+            chain = fam.read_chain_ids(args.structure)[0]
+        contacts, known, dist, srep = fam.contact_map(args.structure, chain, focus)
         report["structure"] = {"file": Path(args.structure).name, **srep}
-        for name, sep in (("precision", pt.MIN_SEPARATION), ("precision_long_range", pt.LONG_RANGE)):
-            report[name] = pt.precision_at(scores, contacts, known, residues, min_separation=sep)
+        for name, sep in (("precision", fam.MIN_SEPARATION), ("precision_long_range", fam.LONG_RANGE)):
+            report[name] = fam.precision_at(scores, contacts, known, residues, min_separation=sep)
         print(
             f"structure {Path(args.structure).name} chain {chain}: {srep['aligned']} of {L} focus residues "
             f"aligned, identity {srep['identity']:.0%}, {srep['unresolved']} unresolved, "
             f"{len(srep['mismatches'])} mismatches",
             flush=True,
         )
-        for name, sep in (("precision", pt.MIN_SEPARATION), ("precision_long_range", pt.LONG_RANGE)):
+        for name, sep in (("precision", fam.MIN_SEPARATION), ("precision_long_range", fam.LONG_RANGE)):
             cuts = report[name]["cuts"]
             print(
                 f"|i-j| >= {sep:2d}: "
@@ -319,7 +321,7 @@ def run_contacts(args) -> int:
         title += f" vs {Path(args.structure).name} {chain}"
     if args.plot:
         with renamed({"path": "--plot"}):
-            pt.plot_contact_map(scores, contacts, known, residues, args.plot, title=title)
+            fam.plot_contact_map(scores, contacts, known, residues, args.plot, title=title)
     buf = io.StringIO()
     wr = csv.writer(buf, lineterminator="\n")
     wr.writerow(["rank", "i", "j", "separation", "score"] + (["distance", "contact"] if dist is not None else []))
@@ -333,8 +335,8 @@ def run_contacts(args) -> int:
         ]
         if dist is not None:
             dij = dist[ranked["i"][k], ranked["j"][k]]
-            row += ["" if np.isnan(dij) else f"{dij:.2f}", "" if np.isnan(dij) else int(dij < pt.CONTACT_CUTOFF)]
+            row += ["" if np.isnan(dij) else f"{dij:.2f}", "" if np.isnan(dij) else int(dij < fam.CONTACT_CUTOFF)]
         wr.writerow(row)
-    pt.atomic_write_bytes(args.out, buf.getvalue().encode(), field="--out")
-    pt.atomic_write_json(Path(args.out).with_suffix(".json"), report, field="--out")
+    atomic_write_bytes(args.out, buf.getvalue().encode(), field="--out")
+    atomic_write_json(Path(args.out).with_suffix(".json"), report, field="--out")
     return 0

@@ -307,8 +307,8 @@ def fit_lbfgs(
     dropped when ``cfg`` has none.  ``lam_fields`` only acts
     on a model with fields (``cfg.bias``).  ``lam_J``: L2 weight on the effective couplings K (the
     plmDCA penalty, docs/potts_proteins.md §4).  ``weights`` (M,): sequence weights of the PL
-    (:func:`sequence_weights`; default all 1).  ``dtype``: float precision of the fit (default float64;
-    protein fits use float32).  ``route``: ``"heads"`` or ``"couplings"`` (default: by cost,
+    (:func:`bayes_attn.families.sequence_weights`; default all 1).  ``dtype``: float precision of the fit
+    (default float64; protein fits use float32).  ``route``: ``"heads"`` or ``"couplings"`` (default: by cost,
     :func:`use_coupling_route`)."""
     s = np.asarray(s)
     require(s.ndim == 2 and s.shape[1] == cfg.L, "sequences", f"must have L={cfg.L} columns, got shape {s.shape}")

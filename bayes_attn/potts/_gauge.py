@@ -8,32 +8,15 @@ array out, traceable: the pseudo-posterior stores the gauge-fixed couplings of e
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 
+from .._couplings import as_array, symmetrise, zero_sum
 from .._errors import require
 
 
 def true_couplings(beta: float, J, U) -> np.ndarray:
     """beta J_ij U_ab as (L, L, C, C) (§5)."""
     return beta * np.einsum("ij,ab->ijab", np.asarray(J), np.asarray(U))
-
-
-def _array(x, dtype=None):
-    """``x`` itself when it is a JAX array (or a tracer), else as a NumPy array."""
-    return x if isinstance(x, jax.Array) else np.asarray(x, dtype)
-
-
-def symmetrise(K) -> np.ndarray:
-    """K^S_ij(a, b) = (K_ij(a, b) + K_ji(b, a)) / 2 (§5)."""
-    K = _array(K)
-    return 0.5 * (K + K.transpose(1, 0, 3, 2))
-
-
-def zero_sum(K) -> np.ndarray:
-    """Zero-sum (Ising) gauge per site pair over the colour indices (§5); idempotent."""
-    K = _array(K)
-    return K - K.mean(-2, keepdims=True) - K.mean(-1, keepdims=True) + K.mean((-2, -1), keepdims=True)
 
 
 def center(U) -> np.ndarray:
@@ -112,10 +95,10 @@ def gauge_fields(b, K) -> np.ndarray:
     zero-sum gauge moves the a-dependent means ``mean_b K_ij(a, b)`` into the field of i, and a
     constant shift of the logits is removed: ``h0_i(a) = b_i(a) + sum_j mean_b K_ij(a, b)``, centred
     over a.  ``b = None`` means no fields.  For the truth pass ``beta h`` and ``beta J (x) U``."""
-    K = _array(K)
+    K = as_array(K)
     L, C = K.shape[0], K.shape[-1]
     Km = K * (1.0 - np.eye(L))[:, :, None, None]
-    h = (np.zeros((L, C)) if b is None else _array(b, float)) + Km.mean(-1).sum(1)
+    h = (np.zeros((L, C)) if b is None else as_array(b, float)) + Km.mean(-1).sum(1)
     return h - h.mean(-1, keepdims=True)
 
 

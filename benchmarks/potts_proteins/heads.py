@@ -2,7 +2,7 @@
 (docs/potts_proteins.md §4).
 
 For one family of ``data/families.json``, the alignment is reweighted and split without leaks
-(:func:`bayes_attn.potts.split_validation`); factored attention is fitted on the training rows with the protein
+(:func:`bayes_attn.families.split_validation`); factored attention is fitted on the training rows with the protein
 defaults (:func:`bayes_attn.potts.protein_settings`) at each head count, and its weighted validation PL, wall
 time and contact precision (against the family's structure) are recorded.  The default is the head count with
 the smallest validation PL, precision only reported.  Results go to ``heads.json`` (merged per family).
@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
+from bayes_attn import families  # noqa: E402
 from bayes_attn import potts as pt  # noqa: E402
 from bayes_attn._io import atomic_write_json  # noqa: E402
 
@@ -33,9 +34,9 @@ from bayes_attn._io import atomic_write_json  # noqa: E402
 def precision(params, aln, fam) -> dict:
     """Precision at the standard cuts (|i - j| >= 6) of the fit's APC scores against the family's structure."""
     K, _ = pt.couplings_and_fields(params)
-    scores = pt.contact_scores(np.asarray(K, np.float64), aln.alphabet.index("-"))
-    contacts, known, _, _ = pt.contact_map(HERE / "data" / fam["structure"], fam["chain"], aln.focus_sequence)
-    rep = pt.precision_at(scores, contacts, known, aln.residues, min_separation=pt.MIN_SEPARATION)
+    scores = families.contact_scores(np.asarray(K, np.float64), aln.alphabet.index("-"))
+    contacts, known, _, _ = families.contact_map(HERE / "data" / fam["structure"], fam["chain"], aln.focus_sequence)
+    rep = families.precision_at(scores, contacts, known, aln.residues, min_separation=families.MIN_SEPARATION)
     return {cut: v["precision"] for cut, v in rep["cuts"].items()}
 
 
@@ -47,9 +48,9 @@ def main(argv=None) -> int:
     ap.add_argument("--results", default=str(HERE / "heads.json"))
     args = ap.parse_args(argv)
     fam = {f["name"]: f for f in json.loads((HERE / "data" / "families.json").read_text())["families"]}[args.family]
-    aln = pt.read_alignment(HERE / "data" / fam["alignment"], focus=fam["focus"])
-    w = pt.sequence_weights(aln.sequences, pt.THETA)
-    tr, va = pt.split_validation(aln.sequences, pt.THETA, seed=0)
+    aln = families.read_alignment(HERE / "data" / fam["alignment"], focus=fam["focus"])
+    w = families.sequence_weights(aln.sequences, families.THETA)
+    tr, va = families.split_validation(aln.sequences, families.THETA, seed=0)
     path = Path(args.results)
     res = json.loads(path.read_text()) if path.is_file() else {"families": {}}
     entry = res["families"].setdefault(fam["name"], {"runs": {}})

@@ -108,9 +108,9 @@ def run_ours(fam, model, out: Path) -> dict:
 
 def run_pydca(fam, python, out: Path) -> dict:
     """pydca on the focus columns of our reader (the same sequences), scored with our contact map."""
-    from bayes_attn import potts as pt
+    from bayes_attn import families
 
-    aln = pt.read_alignment(HERE / "data" / fam["alignment"], focus=fam["focus"])
+    aln = families.read_alignment(HERE / "data" / fam["alignment"], focus=fam["focus"])
     fasta = out / f"{fam['name']}_focus.fasta"
     fasta.write_text(
         "".join(f">s{m}\n{''.join(aln.alphabet[c] for c in row)}\n" for m, row in enumerate(aln.sequences))
@@ -124,15 +124,17 @@ def run_pydca(fam, python, out: Path) -> dict:
     for line in scores.read_text().splitlines()[1:]:
         i, j, s = line.split(",")
         S[int(i) - 1, int(j) - 1] = S[int(j) - 1, int(i) - 1] = float(s)
-    contacts, known, _, _ = pt.contact_map(HERE / "data" / fam["structure"], fam["chain"], aln.focus_sequence)
+    contacts, known, _, _ = families.contact_map(HERE / "data" / fam["structure"], fam["chain"], aln.focus_sequence)
     meta = json.loads(scores.with_suffix(".json").read_text())
     return {
         **cost,
         "M": aln.M,
         "L": L,
         "pydca": meta,
-        "precision": pt.precision_at(S, contacts, known, aln.residues, min_separation=pt.MIN_SEPARATION),
-        "precision_long_range": pt.precision_at(S, contacts, known, aln.residues, min_separation=pt.LONG_RANGE),
+        "precision": families.precision_at(S, contacts, known, aln.residues, min_separation=families.MIN_SEPARATION),
+        "precision_long_range": families.precision_at(
+            S, contacts, known, aln.residues, min_separation=families.LONG_RANGE
+        ),
     }
 
 

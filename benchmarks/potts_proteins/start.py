@@ -25,6 +25,7 @@ sys.path.insert(0, str(HERE))
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
+from bayes_attn import families  # noqa: E402
 from bayes_attn import potts as pt  # noqa: E402
 from heads import precision  # noqa: E402
 
@@ -39,8 +40,8 @@ def main(argv=None) -> int:
     ap.add_argument("--total", type=int, default=500)
     args = ap.parse_args(argv)
     fam = {f["name"]: f for f in json.loads((HERE / "data" / "families.json").read_text())["families"]}[args.family]
-    aln = pt.read_alignment(HERE / "data" / fam["alignment"], focus=fam["focus"])
-    w = pt.sequence_weights(aln.sequences, pt.THETA)
+    aln = families.read_alignment(HERE / "data" / fam["alignment"], focus=fam["focus"])
+    w = families.sequence_weights(aln.sequences, families.THETA)
     st = replace(
         pt.protein_settings("factored", aln.L, float(w.sum()), heads=args.heads),
         memory=args.memory,

@@ -1,4 +1,4 @@
-"""Time of the sequence reweighting (``bayes_attn.potts.sequence_weights``, O(M^2 L) on the device in
+"""Time of the sequence reweighting (``bayes_attn.families.sequence_weights``, O(M^2 L) on the device in
 blocks) on alignment-sized inputs: random sequences over 21 states (the time does not depend on the
 letters), first call (compilation included) and a second call.  Writes ``weights.json``.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import bayes_attn  # noqa: F401  (float64)
-from bayes_attn.potts import sequence_weights
+from bayes_attn.families import sequence_weights
 
 HERE = Path(__file__).resolve().parent
 

@@ -4,7 +4,7 @@
 before that, keeps the threads it started for all the cores.  Each probe process times one
 ``(1000, 30, 200) @ (200, 200)`` product (what building the Markov task does) and one ``1500 x 1500``
 Cholesky (scipy), after a warm-up call: unpinned; pinned with ``one_native_thread=False``; pinned with the
-default limit (``bayes_attn._cache.limit_native_threads``).  Median of ``--repeats`` processes each.
+default limit (``bayes_attn._threads.limit_native_threads``).  Median of ``--repeats`` processes each.
 
     .venv/bin/python benchmarks/sweep/blas_pinned.py --out benchmarks/sweep/blas_pinned.json   # ~2 min
     .venv/bin/python benchmarks/sweep/blas_pinned.py --smoke --out /tmp/blas.json            # seconds (tests)

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from bayes_attn.potts import InputError, max_identity, neighbour_counts, sequence_weights, split_validation
+from bayes_attn import InputError
+from bayes_attn.families import max_identity, neighbour_counts, sequence_weights, split_validation
 
 
 def _family(M=150, L=23, seed=0):

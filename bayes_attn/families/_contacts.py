@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import require
-from ._gauge import symmetrise, zero_sum
+from .._couplings import symmetrise, zero_sum
 
 #: the smallest sequence separation ``|i - j|`` of the pairs of the standard precision table
 MIN_SEPARATION = 6

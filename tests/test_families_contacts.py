@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bayes_attn.potts import (
-    InputError,
+from bayes_attn import InputError
+from bayes_attn.families import (
     apc,
     contact_map,
     contact_scores,

@@ -5,7 +5,8 @@ import gzip
 import numpy as np
 import pytest
 
-from bayes_attn.potts import ALPHABETS, InputError, read_alignment
+from bayes_attn import InputError
+from bayes_attn.families import ALPHABETS, read_alignment
 from protein_fixtures import FOCUS, family, write_formats
 
 
