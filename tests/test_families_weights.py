@@ -43,3 +43,18 @@ def test_max_identity_and_split_leak_nothing():
 def test_theta_outside_unit_interval(theta):
     with pytest.raises(InputError, match="theta"):
         sequence_weights(np.zeros((3, 4), int), theta)
+
+
+def test_the_default_block_bounds_the_comparison_and_changes_no_count(monkeypatch):
+    import bayes_attn.families._weights as weights_module
+
+    rng = np.random.default_rng(5)
+    s = rng.integers(0, 3, (120, 40))
+    s[60:] = s[:60]  # exact duplicates: every count >= 2
+    ref = neighbour_counts(s, 0.8, block=256)
+    assert weights_module._block_rows(None, 4422, 474) * 4422 * 474 <= weights_module.COMPARE_ELEMENTS
+    assert weights_module._block_rows(None, 200, 100) == 256
+    monkeypatch.setattr(weights_module, "COMPARE_ELEMENTS", 7 * 120 * 40)  # blocks of 7 rows
+    assert weights_module._block_rows(None, 120, 40) == 7
+    np.testing.assert_array_equal(neighbour_counts(s, 0.8), ref)
+    np.testing.assert_array_equal(max_identity(s[:30], s[30:]), max_identity(s[:30], s[30:], block=256))

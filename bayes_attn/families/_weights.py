@@ -3,7 +3,8 @@
 Weight of sequence m: ``w_m = 1 / #{m' : id(m, m') >= theta}`` (the count includes m itself), with
 ``id`` the fraction of the L columns in which the two rows hold the same colour (gaps count as a colour,
 as in plmc's default); ``M_eff = sum_m w_m``.  The O(M^2 L) count runs on the device in blocks of rows,
-so memory is O(block * M) whatever M is.
+so memory is O(block * M * L): a block compares its rows with every row column by column, and the block is
+sized so that this comparison holds at most :data:`COMPARE_ELEMENTS` numbers (256 rows up to M L = 2^18).
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ from .._errors import positive, require
 
 #: default identity threshold of the reweighting (80 % identity, plmc's ``-t 0.2``)
 THETA = 0.8
+#: a block of rows is compared with the others in at most this many numbers (block * M * L)
+COMPARE_ELEMENTS = 1 << 26
+
+
+def _block_rows(block, M: int, L: int) -> int:
+    """``block`` if given (validated), else 256 rows or fewer, so that block * M * L <= COMPARE_ELEMENTS."""
+    if block is not None:
+        positive(block, "block", integer=True)
+        return int(block)
+    return int(min(256, max(1, COMPARE_ELEMENTS // max(1, M * L))))
 
 
 def check_theta(theta: float, field: str = "theta") -> float:
@@ -53,30 +64,32 @@ def _as_small_ints(s) -> jnp.ndarray:
     return jnp.asarray(s, jnp.int8 if s.max(initial=0) < 127 else jnp.int32)
 
 
-def neighbour_counts(s, theta: float = THETA, *, block: int = 256) -> np.ndarray:
-    """#{m' : id(m, m') >= theta} for every row of ``s`` (M, L), itself included."""
+def neighbour_counts(s, theta: float = THETA, *, block: int | None = None) -> np.ndarray:
+    """#{m' : id(m, m') >= theta} for every row of ``s`` (M, L), itself included (``block``: rows compared at
+    a time; default: by size, module docstring)."""
     check_theta(theta)
-    positive(block, "block", integer=True)
     s = np.asarray(s)
+    block = _block_rows(block, *s.shape)
     x = _as_small_ints(s)
-    return np.asarray(_blocked(x, x, _threshold(theta, s.shape[1]), int(block), "count"))
+    return np.asarray(_blocked(x, x, _threshold(theta, s.shape[1]), block, "count"))
 
 
-def sequence_weights(s, theta: float = THETA, *, block: int = 256) -> np.ndarray:
+def sequence_weights(s, theta: float = THETA, *, block: int | None = None) -> np.ndarray:
     """Reweighting ``w_m = 1 / neighbour count`` (module docstring); ``w.sum()`` is M_eff."""
     return 1.0 / neighbour_counts(s, theta, block=block)
 
 
-def max_identity(s, others, *, block: int = 256) -> np.ndarray:
+def max_identity(s, others, *, block: int | None = None) -> np.ndarray:
     """Largest identity (fraction of columns) of each row of ``s`` to any row of ``others``."""
     s, others = np.asarray(s), np.asarray(others)
+    block = _block_rows(block, len(others), s.shape[1])
     big = max(s.max(initial=0), others.max(initial=0)) >= 127
     dt = jnp.int32 if big else jnp.int8
     n = _blocked(jnp.asarray(s, dt), jnp.asarray(others, dt), 0, int(block), "max")
     return np.asarray(n) / s.shape[1]
 
 
-def split_validation(s, theta: float = THETA, *, fraction: float = 0.1, seed: int = 0, block: int = 256):
+def split_validation(s, theta: float = THETA, *, fraction: float = 0.1, seed: int = 0, block: int | None = None):
     """(train indices, validation indices) with no training row within ``theta`` identity of a validation row.
 
     A random ``fraction`` of the rows is held out; every other row whose identity to one of them is

@@ -56,7 +56,7 @@ def plm_logits(params: PlmParams, s) -> jax.Array:
 def plm_couplings(params: PlmParams) -> np.ndarray:
     """Coupling tensor (L, L, C, C) with the diagonal blocks zeroed (§7.1, before symmetrisation)."""
     W = np.asarray(as_params(params).W)
-    return W * (1.0 - np.eye(W.shape[0]))[:, :, None, None]
+    return W * (1.0 - np.eye(W.shape[0], dtype=W.dtype))[:, :, None, None]  # in W's precision: one copy
 
 
 def fit_plmdca(
