@@ -22,7 +22,7 @@ from ._attention import (
     attention_dimension,
     prior_positions,
 )
-from ._base import Model, ModelArgs
+from ._base import Model, ModelArgs, SampledModel
 from ._order_parameters import OrderParameterModel, TheoryStart, theory_start
 from ._weights import CollapsedModel, WeightsModel, weight_shapes, weights_from_latent
 
@@ -100,6 +100,7 @@ def build_model(
 
 
 __all__ = [
+    "SampledModel",
     "Model",
     "ModelArgs",
     "WeightsModel",
