@@ -10,13 +10,17 @@ cd "$(dirname "$0")"
 job="${1:-main}"; shift || true
 
 find_python() {
-  for c in "${PYTHON:-}" /root/.pyenv/versions/3.12.1/bin/python3 python3.13 python3.12 python3; do
-    [ -n "$c" ] || continue
-    if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then
-      echo "$c"; return 0
-    fi
-  done
-  ls -d /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | head -n1 && return 0
+  # the first Python >= 3.12 of: $PYTHON, python3.13, python3.12 and python3 on PATH, then the pyenv versions
+  # (${PYENV_ROOT:-$HOME/.pyenv}/versions/*, newest first)
+  local c
+  while IFS= read -r c; do
+    [ -n "$c" ] && command -v "$c" >/dev/null 2>&1 \
+      && "$c" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' </dev/null >/dev/null 2>&1 \
+      && { echo "$c"; return 0; }
+  done < <(
+    printf '%s\n' "${PYTHON:-}" python3.13 python3.12 python3
+    printf '%s\n' "${PYENV_ROOT:-${HOME:-}/.pyenv}"/versions/*/bin/python3 | sort -rV
+  )
   return 1
 }
 

@@ -234,6 +234,32 @@ def test_bad_settings_elsewhere():
         build_model(fixed, fixed.spec(width=5, temperature=0.1), "attention", rank=1)
 
 
+#: (model kind, attention options) that the one check of these options refuses, whoever passes them
+REFUSED = [
+    ("attention_weights", dict(rank=1, limit="gp")),
+    ("attention", dict(rank=1, limit="infinite")),
+    ("attention", dict(rank=0)),
+    ("attention", dict(rank=1, attention_scale=0.0)),
+    ("attention", dict()),
+    ("collapsed", dict(rank=2)),
+    ("order_parameters", dict(limit="gp")),
+    ("weights", dict(attention_scale=1.0)),
+]
+
+
+@pytest.mark.parametrize("kind,kw", REFUSED, ids=[f"{k}-{'-'.join(kw) or 'none'}" for k, kw in REFUSED])
+def test_a_config_and_a_keyword_call_of_build_model_refuse_the_same_options_with_the_same_line(kind, kw):
+    """config.check_attention_options is the one check of the attention options: the config (SamplerConfig, what a
+    TOML [model] table becomes) and keyword callers of build_model get the same one line naming the field."""
+    task = random_task(P=6, Q=3, S=3, n0=4, heads=(2,), seed=1)
+    with pytest.raises(InputError, match=r"^model\.(rank|limit|attention_scale): ") as from_config:
+        SamplerConfig(model=kind, **kw)
+    with pytest.raises(InputError) as from_keywords:
+        build_model(task, task.spec(width=5, temperature=0.1), kind, **kw)
+    assert str(from_keywords.value) == str(from_config.value) and "\n" not in str(from_config.value)
+    assert from_keywords.value.field == from_config.value.field
+
+
 def test_gp_limit_gates_f_only():
     """In the GP limit U is a constant (R-hat undefined): the verdict is on f alone."""
     from bayes_attn.diagnostics import invariant_draws

@@ -139,6 +139,16 @@ BAD = {
     "unknown readout": (dict(readout="middle"), "network.readout", None),
     "unknown head": (dict(data=MARKOV + '\nheads = [["good", "evil"], ["unif"]]'), "data.heads[0][1]", None),
     "unknown sampler": (dict(kind="hmc2"), "sampler.kind", None),
+    "attention weights in the GP limit": (
+        dict(model="attention_weights"),
+        "model.limit",
+        lambda t: t.replace("[sampler]", 'rank = 1\nlimit = "gp"\n[sampler]'),
+    ),
+    "attention option of another model": (
+        dict(),
+        "model.rank",
+        lambda t: t.replace("[sampler]", "rank = 1\n[sampler]"),
+    ),
     "unknown key": (dict(), "sampler.chain", lambda t: t.replace("chains = 2", "chain = 2")),
     "odd P": (dict(data='task = "markov"\nP = 7'), "data.P", None),
     "missing data file": (dict(data='file = "nope.npz"'), "data.file", None),

@@ -141,3 +141,32 @@ def test_documents_hold_no_control_characters():
         ):  # bytes: a lone carriage return stays one
             bad = sorted({f"U+{ord(c):04X}" for c in line if ord(c) < 32 or ord(c) == 127})
             assert not bad, f"{path.relative_to(ROOT)}:{n}: control characters {bad}"
+
+
+#: a document states what is, not when it was decided: no issue named by its number ("issue 16", "Issue #7") and
+#: no ISO date ("2026-11-30"); history lives in CHANGELOG.md and git
+DATED = re.compile(r"\bissue\s+#?\d+|\b\d{4}-\d{2}-\d{2}\b", re.IGNORECASE)
+
+
+def dated_lines(text: str) -> list[tuple[int, list[str]]]:
+    """``(line number, what matched)`` of every line of ``text`` that names an issue by number or holds an ISO date."""
+    return [(n, DATED.findall(line)) for n, line in enumerate(text.splitlines(), 1) if DATED.search(line)]
+
+
+def test_documents_name_no_issue_numbers_and_no_dates():
+    """README.md and docs/*.md state the present: an issue number or a date says when something was decided or
+    measured, which CHANGELOG.md and git keep."""
+    planted = (
+        "A clean line: 3 issues, the issue's notes, 12 draws in 2026 words, 20-30 s, 1e-6.\n"
+        "see issue 12\n"
+        "Measured 2026-11-30 on 2 cores.\n"
+        "Issue #7 and ISSUE 3 alike\n"
+    )
+    assert dated_lines(planted) == [(2, ["issue 12"]), (3, ["2026-11-30"]), (4, ["Issue #7", "ISSUE 3"])]
+    assert dated_lines("see issue 12") and dated_lines("2026-11-30") and not dated_lines(planted.splitlines()[0])
+    bad = [
+        f"{p.relative_to(ROOT)}:{n}: {', '.join(found)}"
+        for p in _documents()
+        for n, found in dated_lines(p.read_text())
+    ]
+    assert not bad, "documents that say when, not what (history belongs in CHANGELOG.md):\n" + "\n".join(bad)

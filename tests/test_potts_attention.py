@@ -81,6 +81,18 @@ def test_stopping_rule_reports_its_reason():
     assert info.reason == "max_iter" and not info.converged and info.iterations == 2
 
 
+def test_the_stop_reasons_are_the_reasons_lbfgs_records():
+    """STOP_REASONS names every reason lbfgs can record in FitInfo.reason, and no other (a listed reason nothing
+    produces would be a state a reader waits for in vain)."""
+    import inspect
+    import re
+
+    from bayes_attn.potts import STOP_REASONS, lbfgs
+
+    recorded = re.findall(r'reason = "(\w+)"', inspect.getsource(lbfgs))
+    assert sorted(recorded) == sorted(STOP_REASONS) and len(set(recorded)) == len(recorded), recorded
+
+
 def test_warm_start_adds_missing_bias():
     cfg = FAConfig(4, 3, bias=True)
     s = np.random.default_rng(0).integers(0, 3, (50, 4))

@@ -142,6 +142,22 @@ def test_sequence_weights_equal_repeated_sequences():
             post.args(s, weights=bad)
 
 
+def test_the_pseudo_posterior_shares_the_runners_model_base_with_the_attention_models():
+    """PseudoPosteriorModel takes free_sites and log_density from inference.models.SampledModel, as every
+    attention-network Model does: every site is sampled, and the density is NumPyro's log joint of its model."""
+    from bayes_attn.inference.models import Model, SampledModel
+
+    assert issubclass(Model, SampledModel) and isinstance(PseudoPosterior(3, 3).model, SampledModel)
+    _, s = _data(M=50)
+    post = PseudoPosterior(3, 3, scale_b=3.0)
+    args = post.args(s)
+    assert post.model.free_sites(args) == post.model.site_shapes() == {"A_off": (6,), "V": (3, 3), "b": (3, 3)}
+    rng = np.random.default_rng(3)
+    z = {k: jnp.asarray(rng.normal(size=v)) for k, v in post.model.site_shapes().items()}
+    expected = log_density(post.model.numpyro_model, (args,), {}, z)[0]
+    np.testing.assert_allclose(post.model.log_density(z, args), expected, rtol=1e-12)
+
+
 def test_adjust_draws_zero_map_gives_the_mode_and_mirror_draws_adjust_alike():
     """With fields, Omega = 0 sends every draw onto the mode's couplings and fields; a draw moved to the mirror
     mode (-A, -V) is adjusted as the draw itself."""

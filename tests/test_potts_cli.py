@@ -195,6 +195,12 @@ def test_fit_bad_options(data, tmp_path, capsys):
         capsys, ["potts", "fit", d, "--out", f, "--model", "plmdca", "--no-fields"]
     )
     assert "lam: must be >= 0" in _err(capsys, ["potts", "fit", d, "--out", f, "--lam", "-0.001"])
+    # the library (FitSettings) checks --lam, for every model that takes one; the transformer takes none
+    assert _err(capsys, ["potts", "fit", d, "--out", f, "--lam", "1e-3", "nan"]).startswith("error: lam: must be >= 0")
+    assert "lam: must be >= 0" in _err(capsys, ["potts", "fit", d, "--out", f, "--model", "plmdca", "--lam", "-1"])
+    assert "lam: the transformer has no L2 weight" in _err(
+        capsys, ["potts", "fit", d, "--out", f, "--model", "transformer", "--lam", "-1"]
+    )
     assert "heads: must be > 0, got 0" in _err(capsys, ["potts", "fit", d, "--out", f, "--heads", "0"])
     assert "heads: must be > 0, got -2" in _err(capsys, ["potts", "fit", d, "--out", f, "--heads", "1", "-2"])
     assert "C: must be > 0" in _err(capsys, ["potts", "fit", d, "--out", f, "--C", "-3"])

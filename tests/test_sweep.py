@@ -107,6 +107,19 @@ def test_grid_names_and_hashes(tmp_path):
     assert sw.cells[-1].raw["network"]["width"] == 8 and sw.cells[-1].raw["sampler"]["seed"] == 1
 
 
+def test_the_cell_summaries_are_one_list_and_the_workers_import_no_matplotlib():
+    """sweep.nc's summary variables (written by the sweep) are the list its readers tabulate; importing the sweep
+    (as every worker does) loads no matplotlib (about 1.4 s), which only the readers' figures need."""
+    from bayes_attn.diagnostics import CELL_SUMMARY
+    from bayes_attn.diagnostics._sweep import TABLE_COLUMNS
+    from bayes_attn.sweep import ROW
+
+    assert ROW is CELL_SUMMARY and TABLE_COLUMNS == CELL_SUMMARY + ("status",)
+    code = "import sys, bayes_attn.sweep\nprint('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=subprocess_env())
+    assert out.stdout.strip() == "False", out.stdout
+
+
 def test_hash_covers_resolved_defaults_and_version(tmp_path, monkeypatch):
     """A changed default (or package version) is a changed cell: nothing stale is reused."""
     import bayes_attn._version as version_mod

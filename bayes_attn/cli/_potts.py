@@ -225,8 +225,7 @@ def _truth(d):
 
 
 def _check_options(args):
-    for lam in args.lam or ():
-        require(bool(np.isfinite(lam)) and lam >= 0, "lam", f"must be >= 0, got {lam}")
+    """The flags' combinations; the values the library takes are checked by it (``--lam``: FitSettings)."""
     heads = args.heads or [1]
     for h in heads:
         positive(h, "heads", integer=True)
@@ -247,6 +246,7 @@ def _check_options(args):
             args.fields is None, "fields", "the transformer has no per-site fields (use factored, softmax or plmdca)"
         )
         require(len(heads) == 1, "heads", "the transformer takes one value")
+        require(args.lam is None, "lam", "the transformer has no L2 weight of its own (it trains with weight decay)")
     if args.model == "plmdca":
         require(args.fields != "off", "fields", "plmDCA always fits fields")
         require(len(heads) == 1 and heads[0] == 1, "heads", "plmDCA has no heads")

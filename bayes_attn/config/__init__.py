@@ -22,6 +22,7 @@ from ._sampler import (
     SAMPLER_ONLY_FIELDS,
     SAMPLER_MODELS,
     SamplerConfig,
+    check_attention_options,
     hashed_settings,
     settings_hash,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "ATTENTION_MODELS",
     "ATTENTION_OPTIONS",
     "LIMITS",
+    "check_attention_options",
     "REGISTRY",
     "Sampler",
     "register",

@@ -55,6 +55,49 @@ ATTENTION_OPTIONS = ("rank", "basis", "attention_scale", "limit")
 LIMITS = ("finite", "gp")
 
 
+#: the value of every attention option when it is not given (the defaults of :class:`SamplerConfig` and of
+#: ``build_model``; the only value the other models accept)
+_UNSET = {"rank": None, "basis": None, "attention_scale": None, "limit": "finite"}
+
+
+def check_attention_options(model: str, *, rank=None, basis=None, attention_scale=None, limit: str = "finite") -> None:
+    """Check the options of the sampled-attention models (:data:`ATTENTION_OPTIONS`) for ``[model] kind = model``
+    before any data are read: an :class:`~bayes_attn._errors.InputError` of one line naming the field
+    (``model.rank``, ...) otherwise.  The one check of these options: a config's ``[model]`` table
+    (:class:`SamplerConfig`) and keyword callers of :func:`bayes_attn.inference.models.build_model` both call it.
+
+    On the other models every option is unset (``limit`` at ``"finite"``).  On ``"attention"`` and
+    ``"attention_weights"``: ``rank`` a positive integer (required), ``attention_scale`` positive when given,
+    ``limit`` one of :data:`LIMITS`, and ``"attention_weights"`` at ``limit = "finite"`` only (it samples a finite
+    network).  ``basis`` is checked where its form is known: a config holds the path of an ``.npy`` file,
+    ``build_model`` an ``(n0, m)`` array, which it checks against the data.
+    """
+    given = {"rank": rank, "basis": basis, "attention_scale": attention_scale, "limit": limit}
+    if model not in ATTENTION_MODELS:
+        for name in ATTENTION_OPTIONS:
+            unset = given[name] is None if _UNSET[name] is None else given[name] == _UNSET[name]
+            require(
+                unset,
+                f"model.{name}",
+                f'is an option of model kind = "attention" or "attention_weights", not {model!r}',
+            )
+        return
+    require(
+        rank is not None,
+        "model.rank",
+        f'is required with kind = "{model}" (the rank of every head\'s queries and keys)',
+    )
+    positive(rank, "model.rank", integer=True)
+    if attention_scale is not None:
+        positive(attention_scale, "model.attention_scale")
+    one_of(limit, LIMITS, "model.limit")
+    require(
+        model != "attention_weights" or limit == "finite",
+        "model.limit",
+        'kind = "attention_weights" samples a finite network (limit = "finite")',
+    )
+
+
 def _deprecated(old: str, model: str) -> None:
     """Warn (:class:`FutureWarning`, shown to users) that ``old`` spells ``model`` the way of earlier versions."""
     warnings.warn(
@@ -192,7 +235,14 @@ class SamplerConfig:
         one_of(self.chain_method, CHAIN_METHODS, "sampler.chain_method")
         one_of(self.precision, PRECISIONS, "sampler.precision")
         one_of(self.path_space, PATH_SPACE_MODES, "model.path_space")
-        self._check_attention_options()
+        check_attention_options(
+            self.model, rank=self.rank, basis=self.basis, attention_scale=self.attention_scale, limit=self.limit
+        )
+        require(
+            self.basis is None or isinstance(self.basis, str),
+            "model.basis",
+            f"must be the path of an .npy file, got {self.basis!r}",
+        )
         if self.init is None:
             set_("init", "prior" if self.model in ATTENTION_MODELS else "uniform")
         one_of(self.init, INITS, "sampler.init")
@@ -261,35 +311,6 @@ class SamplerConfig:
         require(self.replicas >= 2, "sampler.replicas", f"must be at least 2 (a ladder), got {self.replicas}")
         positive(self.beta_min, "sampler.beta_min")
         require(self.beta_min < 1, "sampler.beta_min", f"must be < 1, got {self.beta_min}")
-
-    def _check_attention_options(self) -> None:
-        if self.model not in ATTENTION_MODELS:
-            for name in ATTENTION_OPTIONS:
-                require(
-                    getattr(self, name) == self.__dataclass_fields__[name].default,
-                    f"model.{name}",
-                    f'is an option of model kind = "attention" or "attention_weights", not {self.model!r}',
-                )
-            return
-        require(
-            self.rank is not None,
-            "model.rank",
-            f'is required with kind = "{self.model}" (the rank of every head\'s queries and keys)',
-        )
-        positive(self.rank, "model.rank", integer=True)
-        if self.attention_scale is not None:
-            positive(self.attention_scale, "model.attention_scale")
-        one_of(self.limit, LIMITS, "model.limit")
-        require(
-            self.model != "attention_weights" or self.limit == "finite",
-            "model.limit",
-            'kind = "attention_weights" samples a finite network (limit = "finite")',
-        )
-        require(
-            self.basis is None or isinstance(self.basis, str),
-            "model.basis",
-            f"must be the path of an .npy file, got {self.basis!r}",
-        )
 
     @property
     def n_keep(self) -> int:
@@ -389,6 +410,7 @@ __all__ = [
     "ATTENTION_MODELS",
     "ATTENTION_OPTIONS",
     "LIMITS",
+    "check_attention_options",
     "FIELD_ROLES",
     "RUN_OPTIONS",
     "SAMPLER_ONLY_FIELDS",

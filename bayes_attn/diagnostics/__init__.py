@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from ._compare import COLUMNS, accuracy_error, chain_accuracies, format_table, match, predictor_mcse, run_gaps
 from ._convergence import GATED, Report, Thresholds, exchange_summary, format_report, invariant_draws, summarize
+from ._sweep import CELL_SUMMARY
 
 if TYPE_CHECKING:
     from ._plots import compare_plots, comparison_figures
@@ -44,6 +45,7 @@ __all__ = [
     "run_gaps",
     "format_table",
     "COLUMNS",
+    "CELL_SUMMARY",
     "chain_accuracies",
     "accuracy_error",
     "predictor_mcse",

@@ -1,8 +1,7 @@
 """Reading a sweep folder (``DIR/sweep.nc`` and ``DIR/cells/``) for ``compare`` and ``report``.
 
-``sweep.nc`` (written by ``bayes-attn sweep``) has one dimension per sweep axis and the cell summaries
-(``acc_sampled``, ``acc_theory``, ``acc_gp``, ``mean_rel_err``, ``U_rel_err``, ``max_rhat``,
-``min_ess_bulk``, ``divergences``, ``converged``, ``wall_s``, ``compile_s``, ``cell``, ``status``, ``error``).
+``sweep.nc`` (written by ``bayes-attn sweep``) has one dimension per sweep axis, the cell summaries
+(:data:`CELL_SUMMARY`, one variable each) and per cell its file (``cell``), ``status`` and ``error``.
 The figures put the width (or the first axis) on the x axis, one line per combination of the other
 axes, with the seed axis (if any) summarised as mean ± s.d.
 """
@@ -17,9 +16,25 @@ import xarray as xr
 
 from .._errors import InputError
 from .._io import load_netcdf
-from ._plots import png_base64
 
 SEED_AXES = ("seed",)
+
+#: the summary of one cell, one variable of ``sweep.nc`` each (written by :mod:`bayes_attn.sweep`): the entries of
+#: its :func:`~bayes_attn.diagnostics.run_gaps` row a sweep keeps, then the seconds the cell took (sampling and
+#: theory) and the part of them spent compiling
+CELL_SUMMARY = (
+    "acc_sampled",
+    "acc_theory",
+    "acc_gp",
+    "mean_rel_err",
+    "U_rel_err",
+    "max_rhat",
+    "min_ess_bulk",
+    "divergences",
+    "converged",
+    "wall_s",
+    "compile_s",
+)
 
 
 def is_sweep_dir(path) -> bool:
@@ -119,20 +134,8 @@ def sweep_figures(ds: xr.Dataset) -> dict:
     return {"sweep_accuracy.png": fig_a, "sweep_mean_error.png": fig_e}
 
 
-TABLE_COLUMNS = (
-    "acc_sampled",
-    "acc_theory",
-    "acc_gp",
-    "mean_rel_err",
-    "U_rel_err",
-    "max_rhat",
-    "min_ess_bulk",
-    "divergences",
-    "converged",
-    "wall_s",
-    "compile_s",
-    "status",
-)
+#: the columns of the overview table (:func:`overview_rows`): the cell summaries, then the cell's status
+TABLE_COLUMNS = CELL_SUMMARY + ("status",)
 
 
 def overview_rows(ds: xr.Dataset) -> list[dict]:
@@ -170,6 +173,8 @@ def overview_html(ds: xr.Dataset) -> str:
 
 def sweep_report_html(ds: xr.Dataset, title: str) -> str:
     """The body of a sweep report: overview table and the figures over the sweep axes."""
+    from ._plots import png_base64  # matplotlib: imported by reports only, never by the sweep's workers
+
     n = int(np.prod([ds.sizes[d] for d in ds.dims]))
     ok = int(ds["converged"].sum()) if "converged" in ds else 0
     failed = int((ds["status"] == "failed").sum())
@@ -192,5 +197,6 @@ __all__ = [
     "overview_rows",
     "overview_html",
     "sweep_report_html",
+    "CELL_SUMMARY",
     "TABLE_COLUMNS",
 ]

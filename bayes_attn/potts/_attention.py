@@ -130,7 +130,7 @@ def mlm_loss(params: FactoredParams | SoftmaxParams, s, positions) -> jax.Array:
 
 #: names of the stopping reasons of a fit; :func:`lbfgs` records ``"gradient"`` or ``"objective"`` (both
 #: convergence), ``"stalled"`` or ``"max_iter"`` in :attr:`FitInfo.reason`
-STOP_REASONS = ("running", "gradient", "objective", "stalled", "max_iter")
+STOP_REASONS = ("gradient", "objective", "stalled", "max_iter")
 
 
 class FitInfo(NamedTuple):

@@ -5,8 +5,9 @@ of :mod:`bayes_attn.inference.models` is: a static, hashable description (:class
 shapes, and whether there are fields) and traced arguments (:class:`PseudoPosteriorArgs`: the sequences,
 omega and the prior scales), so that one compiled program serves every data set of the same shape and every
 omega.  The model provides what the samplers read: ``numpyro_model(args)`` (NumPyro's own
-:func:`~bayes_attn.potts.pl_model`), ``free_sites(args)``, ``log_density(z, args)`` and the quantities stored
-per draw, ``derived(z, args)``: the attention ``A`` (L, L) with its zero diagonal, ``V`` (C, C), the fields
+:func:`~bayes_attn.potts.pl_model`), ``free_sites(args)`` (every site) and ``log_density(z, args)`` (both from
+:class:`bayes_attn.inference.models.SampledModel`, which every model shares) and the quantities stored per draw,
+``derived(z, args)``: the attention ``A`` (L, L) with its zero diagonal, ``V`` (C, C), the fields
 ``b`` (L, C), and the gauge-invariant ones the verdict gates, the gauge-fixed couplings ``K0`` (L, L, C, C)
 and fields ``h0`` (L, C) (:func:`~bayes_attn.potts.gauged_couplings`).
 """
@@ -18,8 +19,8 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
-from numpyro.infer.util import potential_energy
 
+from ..inference.models import SampledModel
 from ..potts import gauged_couplings, pl_model, pl_params
 
 
@@ -42,7 +43,7 @@ class PseudoPosteriorArgs(NamedTuple):
 
 
 @dataclass(frozen=True)
-class PseudoPosteriorModel:
+class PseudoPosteriorModel(SampledModel):
     """Static part of the pseudo-posterior: ``L`` sites, ``C`` colours, per-site ``fields`` or not (hashable: a
     static argument of the runner's compiled programs)."""
 
@@ -65,18 +66,10 @@ class PseudoPosteriorModel:
         """Number of free parameters (the length of the flat vector of the sites)."""
         return sum(int(np.prod(v)) for v in self.site_shapes().values())
 
-    def free_sites(self, args: PseudoPosteriorArgs) -> dict[str, tuple[int, ...]]:
-        """Every site is sampled."""
-        return self.site_shapes()
-
     def numpyro_model(self, args: PseudoPosteriorArgs) -> None:
         """The NumPyro model of the pseudo-posterior (:func:`~bayes_attn.potts.pl_model`)."""
         scale_b = args.scale_b if self.fields else None
         pl_model(args.s, self.L, self.C, args.omega, args.scale_A, args.scale_V, scale_b, args.weights)
-
-    def log_density(self, z: dict, args: PseudoPosteriorArgs):
-        """``omega log PL + log prior`` at the sites ``z`` (up to constants): ``-potential_energy``."""
-        return -potential_energy(self.numpyro_model, (args,), {}, z)
 
     def derived(self, z: dict, args: PseudoPosteriorArgs, store_weights: bool = False) -> dict:
         """Stored per draw: ``A`` (zero diagonal), ``V``, ``K0`` and, with fields, ``b`` and ``h0``.  The

@@ -26,21 +26,11 @@ import numpy as np
 
 from .._cache import CompileTimer, enable_compilation_cache, limit_xla_threads, release_compiled_programs
 from .._errors import InputError
+from ..diagnostics import CELL_SUMMARY
 
-#: the summary of a cell, one variable of ``sweep.nc`` each
-ROW = (
-    "acc_sampled",
-    "acc_theory",
-    "acc_gp",
-    "mean_rel_err",
-    "U_rel_err",
-    "max_rhat",
-    "min_ess_bulk",
-    "divergences",
-    "converged",
-    "wall_s",
-    "compile_s",
-)
+#: the summary of a cell, one variable of ``sweep.nc`` each: :data:`bayes_attn.diagnostics.CELL_SUMMARY`, the list
+#: the sweep's readers (``compare``, ``report``) read back
+ROW = CELL_SUMMARY
 
 
 def cell_files(cells_dir, name: str) -> tuple[Path, Path, Path]:

@@ -44,5 +44,5 @@ def render() -> str:
             ],
             rows,
         )
-        + f"\nMedian of {m['repeats']} processes per row, {m['cores']} cores, {m['date']}.\n"
+        + f"\nMedian of {m['repeats']} processes per row, {m['cores']} cores.\n"
     )

@@ -38,5 +38,5 @@ def render() -> str:
             ],
             rows,
         )
-        + f"\n{m['repeats']} repeats, {m['cores']} cores, {m['date']}.\n"
+        + f"\n{m['repeats']} repeats, {m['cores']} cores.\n"
     )

@@ -17,6 +17,13 @@ def render() -> str:
     if not p.is_file():
         return "_not run: benchmarks/sharing/results.json is missing_\n"
     d = json.loads(p.read_text())
+    # the benchmark runs in the order they were made (the file names each by its date, or "earlier" for rows kept
+    # by ``run.py --merge``): the last is "latest", the others "earlier" (numbered when there are several)
+    runs = list(dict.fromkeys(s["run"] for s in d["summary"]))
+    named = {
+        r: "latest" if k == len(runs) - 1 else "earlier" if len(runs) <= 2 else f"earlier {k + 1}"
+        for k, r in enumerate(runs)
+    }
     rows = []
     for s in d["summary"]:
         same = [r for r in d["rows"] if r["cpus"] == s["cpus"] and r.get("run", "earlier") == s["run"]]
@@ -26,7 +33,7 @@ def render() -> str:
         rows.append(
             [
                 LABELS.get(s["cpus"], s["cpus"]),
-                s["run"],
+                named[s["run"]],
                 fmt(s["lone_median_s"], " s"),
                 ", ".join(f"{t:.1f}" for t in lone) or "—",
                 fmt(s["concurrent_slowest_median_s"], " s"),
@@ -50,6 +57,7 @@ def render() -> str:
     )
     return out + (
         f"\nThe N = 10 order-parameter cell (`benchmarks/sharing/cell.toml`: NUTS, 4 chains x (500 + 1000)), "
-        f'warm compilation cache, {d["machine"]["cores"]} cores. Ratios within one benchmark run; "earlier": '
-        "rows kept from a run with the package as it was then (`run.py --merge` reruns some rows only).\n"
+        f'warm compilation cache, {d["machine"]["cores"]} cores. Ratios within one benchmark run; "latest": '
+        'the last benchmark run, "earlier": rows kept from a run with the package as it was then (`run.py --merge` '
+        "reruns some rows only).\n"
     )

@@ -68,5 +68,5 @@ def render_file(rel: str, writer: str) -> str:
     return out + (
         f"\n{args}: {t['tests']} tests in {d['session_wall_s']:.0f} s of wall time on {m['cores']} cores "
         f"(workers busy: {busy}). A test's XLA compilation by the time one program took: {split}. "
-        f"The rest is running the programs, Python and I/O. ({d['date']}, Python {m['python']})\n"
+        f"The rest is running the programs, Python and I/O. (Python {m['python']})\n"
     )

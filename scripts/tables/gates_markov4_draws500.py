@@ -1,4 +1,4 @@
-"""docs/samplers.md: the gates table with 500 draws per chain (the default before 2026-11-30).
+"""docs/samplers.md: the gates table with 500 draws per chain (the default on the order parameters is 1000).
 
 Reads docs/figures/gates_markov4_draws500.json (scripts/gates.py --config configs/gates_markov4_draws500.toml).
 """

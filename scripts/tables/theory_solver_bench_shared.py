@@ -1,6 +1,6 @@
-"""docs/theory_solver.md: the earlier solver timings on a shared machine (load average ~30).
+"""docs/theory_solver.md: the solver timings on a shared machine (load average ~30).
 
-Reads benchmarks/theory/results_markov.json (benchmarks/theory/run.py on 2026-11-29).
+Reads benchmarks/theory/results_markov.json (benchmarks/theory/run.py on 2 cores shared with other jobs).
 """
 
 import sys

@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..._errors import InputError
+from ...config import ATTENTION_MODELS, check_attention_options
 from ...network import NetworkSpec, path_kernels, training_kernels
 from ...theory import check_widths
 from ._attention import (
@@ -18,10 +19,10 @@ from ._attention import (
     AttentionModel,
     AttentionWeightsModel,
     attention_inputs,
-    check_attention_options,
+    attention_dimension,
     prior_positions,
 )
-from ._base import Model, ModelArgs
+from ._base import Model, ModelArgs, SampledModel
 from ._order_parameters import OrderParameterModel, TheoryStart, theory_start
 from ._weights import CollapsedModel, WeightsModel, weight_shapes, weights_from_latent
 
@@ -40,25 +41,27 @@ def build_model(
     limit: str = "finite",
     path_space: str = "auto",
 ):
-    """``(model, args)`` for ``kind`` in ``"weights" | "collapsed" | "order_parameters" | "attention"``.
+    """``(model, args)`` for ``kind`` in ``"weights" | "collapsed" | "order_parameters" | "attention" |
+    "attention_weights"``.
 
     ``fixed``: values of standard-normal weight sites held fixed (conditioned on) instead of
     sampled; with every site but ``z_a`` fixed the full model is Bayesian linear regression.
     ``data = False`` (order parameters only): the prior chain alone.  ``path_inputs``: also pass
     the path-propagated inputs ``x^pi`` (always for ``"weights"``; the Gibbs sweep needs them on
     ``"collapsed"`` too).  ``rank``, ``basis`` (an ``(n0, m)`` array), ``attention_scale`` (``None``: the
-    default of :func:`~._attention.default_attention_scale`) and ``limit``: the options of ``"attention"``.
+    default of :func:`~._attention.default_attention_scale`) and ``limit``: the options of ``"attention"`` and
+    ``"attention_weights"``, checked as a config's are (:func:`bayes_attn.config.check_attention_options`: left
+    unset on the other kinds) and then against the data.
     ``path_space`` (``"auto" | "dense" | "path"``): the models whose data enter only through the kernel
     (``"order_parameters"``, and ``"collapsed"`` without ``path_inputs``) see the training set as its
     ``r = N0 n_pi`` path-space points when they are fewer than the inputs (docs/theory.md §4.10,
     :func:`bayes_attn.linalg.use_path_space`); ``args.y`` then holds the path-space labels and the
     densities, gradients and stored predictions are the same numbers at a cost independent of ``P``.
     """
+    check_attention_options(kind, rank=rank, basis=basis, attention_scale=attention_scale, limit=limit)
     spec.check_inputs(task.n0, task.heads)
-    if kind in ("attention", "attention_weights"):
-        m = check_attention_options(task, rank, basis, limit)
-        if kind == "attention_weights" and limit != "finite":
-            raise InputError('model.limit: kind = "attention_weights" samples a finite network (limit = "finite")')
+    if kind in ATTENTION_MODELS:
+        m = attention_dimension(task, rank, basis)
         if kind == "attention" and limit == "finite":
             check_widths(spec)
         inputs, _ = attention_inputs(task, basis, attention_scale)
@@ -97,6 +100,7 @@ def build_model(
 
 
 __all__ = [
+    "SampledModel",
     "Model",
     "ModelArgs",
     "WeightsModel",

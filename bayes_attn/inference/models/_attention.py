@@ -35,8 +35,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
-from ..._errors import one_of, positive, renamed, require
-from ...config import LIMITS
+from ..._errors import renamed, require
 from ...linalg import KernelData, apply_kernel, gaussian_log_marginal
 from ...network import (
     PathKernels,
@@ -246,19 +245,18 @@ def attention_inputs(task, basis, scale: float | None) -> tuple[AttentionInputs,
     return AttentionInputs(x_tr, x_te, xa_tr, xa_te, jnp.asarray(s, jnp.float64)), s
 
 
-def check_attention_options(task, rank, basis, limit: str) -> int:
-    """The attention dimension ``m`` after checking the model options against the data (one line naming the
-    field): ``rank`` a positive integer at most ``m``; ``basis`` ``(n0, m)`` of full column rank; no layer with
-    user-supplied attention arrays or hardmax (nothing to learn)."""
+def attention_dimension(task, rank: int, basis) -> int:
+    """The attention dimension ``m`` after checking the options against the data (one line naming the field;
+    the options on their own are checked by :func:`bayes_attn.config.check_attention_options`): ``rank`` at most
+    ``m``; ``basis`` ``(n0, m)`` of full column rank; no layer with user-supplied attention arrays or hardmax
+    (nothing to learn)."""
     from ...theory import attention_params, check_basis
 
     attention_params(task)  # refuses fixed attention arrays and hardmax heads, naming them
-    one_of(limit, LIMITS, "model.limit")
     m = task.n0
     if basis is not None:
         with renamed({"basis": "model.basis"}):
             m = int(check_basis(basis, task.n0).shape[1])
-    positive(rank, "model.rank", integer=True)
     require(
         rank <= m,
         "model.rank",
@@ -308,7 +306,7 @@ __all__ = [
     "attention_inputs",
     "attention_maps",
     "attention_phi",
-    "check_attention_options",
+    "attention_dimension",
     "default_attention_scale",
     "prior_positions",
 ]

@@ -46,11 +46,12 @@ class ModelArgs(NamedTuple):
         return (*arrays, self.y, self.xpi_train, *(self.fixed or {}).values())
 
 
-@dataclass(frozen=True)
-class Model:
-    """Static part of a model; subclasses define the NumPyro model, the sites and the stored quantities."""
-
-    heads: tuple[int, ...]
+class SampledModel:
+    """What the chunked runner (:func:`bayes_attn.inference.run_chains`) and its samplers read of the static part
+    of a model, and the one-liners every model kind shares: the attention-network models (:class:`Model`) and the
+    Potts pseudo-posterior (:class:`bayes_attn.potts_bayes.PseudoPosteriorModel`).  Subclasses are frozen
+    dataclasses (hashable: a static argument of compiled programs) and define the sites, the NumPyro model and
+    the quantities stored per draw."""
 
     kind = "model"
 
@@ -58,21 +59,30 @@ class Model:
         """Latent sites in the order the NumPyro model samples them (NumPyro's init draws follow it)."""
         raise NotImplementedError
 
-    def numpyro_model(self, args: ModelArgs) -> None:
+    def numpyro_model(self, args) -> None:
         raise NotImplementedError
 
-    def derived(self, z: dict, args: ModelArgs, store_weights: bool = False) -> dict:
-        """Quantities stored per draw (symmetry-invariant, docs/theory.md §3, §7)."""
+    def derived(self, z: dict, args, store_weights: bool = False) -> dict:
+        """Quantities stored per draw."""
         raise NotImplementedError
 
-    def free_sites(self, args: ModelArgs) -> dict[str, tuple[int, ...]]:
-        """The sampled sites: :meth:`site_shapes` minus the ``args.fixed`` ones."""
-        fixed = args.fixed or {}
+    def free_sites(self, args) -> dict[str, tuple[int, ...]]:
+        """The sampled sites: :meth:`site_shapes` minus those ``args.fixed`` holds (arguments without a ``fixed``
+        field hold none)."""
+        fixed = getattr(args, "fixed", None) or {}
         return {k: s for k, s in self.site_shapes().items() if k not in fixed}
 
-    def log_density(self, z: dict, args: ModelArgs):
+    def log_density(self, z: dict, args):
         """``ln p(z, y)`` of the NumPyro model (up to its constants): ``-potential_energy``."""
         return -potential_energy(self.numpyro_model, (args,), {}, z)
+
+
+@dataclass(frozen=True)
+class Model(SampledModel):
+    """Static part of an attention-network model; subclasses define the NumPyro model, the sites and the stored
+    quantities (symmetry-invariant, docs/theory.md §3, §7)."""
+
+    heads: tuple[int, ...]
 
     def log_prior_and_likelihood(self, z: dict, args: ModelArgs):
         """``(ln p(z), ln p(y | z))``, whose sum is :meth:`log_density`: the density of the same model without its
@@ -82,4 +92,4 @@ class Model:
         return prior, self.log_density(z, args) - prior
 
 
-__all__ = ["Model", "ModelArgs"]
+__all__ = ["SampledModel", "Model", "ModelArgs"]
