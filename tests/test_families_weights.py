@@ -45,16 +45,15 @@ def test_theta_outside_unit_interval(theta):
         sequence_weights(np.zeros((3, 4), int), theta)
 
 
-def test_the_default_block_bounds_the_comparison_and_changes_no_count(monkeypatch):
-    import bayes_attn.families._weights as weights_module
-
-    rng = np.random.default_rng(5)
-    s = rng.integers(0, 3, (120, 40))
-    s[60:] = s[:60]  # exact duplicates: every count >= 2
-    ref = neighbour_counts(s, 0.8, block=256)
-    assert weights_module._block_rows(None, 4422, 474) * 4422 * 474 <= weights_module.COMPARE_ELEMENTS
-    assert weights_module._block_rows(None, 200, 100) == 256
-    monkeypatch.setattr(weights_module, "COMPARE_ELEMENTS", 7 * 120 * 40)  # blocks of 7 rows
-    assert weights_module._block_rows(None, 120, 40) == 7
-    np.testing.assert_array_equal(neighbour_counts(s, 0.8), ref)
-    np.testing.assert_array_equal(max_identity(s[:30], s[30:]), max_identity(s[:30], s[30:], block=256))
+@pytest.mark.parametrize("L", [254, 255, 256, 300, 510, 600])
+def test_counts_over_many_columns_are_the_definition(L):
+    """Past 255 columns the identical-column count is summed over chunks that each fit in a byte (the padding
+    of the last chunk never counts as identical)."""
+    rng = np.random.default_rng(L)
+    s = rng.integers(0, 3, (50, L))
+    s[25:] = s[:25]
+    s[25:, : L // 10] = rng.integers(0, 3, (25, L // 10))  # near-duplicates around the threshold
+    same = (s[:, None, :] == s[None, :, :]).sum(-1)
+    thr = int(np.ceil(0.8 * L - 1e-9))
+    np.testing.assert_array_equal(neighbour_counts(s, 0.8), (same >= thr).sum(1))
+    np.testing.assert_allclose(max_identity(s[:10], s[10:]), same[:10, 10:].max(1) / L)

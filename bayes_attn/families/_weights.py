@@ -3,8 +3,7 @@
 Weight of sequence m: ``w_m = 1 / #{m' : id(m, m') >= theta}`` (the count includes m itself), with
 ``id`` the fraction of the L columns in which the two rows hold the same colour (gaps count as a colour,
 as in plmc's default); ``M_eff = sum_m w_m``.  The O(M^2 L) count runs on the device in blocks of rows,
-so memory is O(block * M * L): a block compares its rows with every row column by column, and the block is
-sized so that this comparison holds at most :data:`COMPARE_ELEMENTS` numbers (256 rows up to M L = 2^18).
+so memory is O(block * M) whatever M is.
 """
 
 from __future__ import annotations
@@ -19,16 +18,8 @@ from .._errors import positive, require
 
 #: default identity threshold of the reweighting (80 % identity, plmc's ``-t 0.2``)
 THETA = 0.8
-#: a block of rows is compared with the others in at most this many numbers (block * M * L)
-COMPARE_ELEMENTS = 1 << 26
-
-
-def _block_rows(block, M: int, L: int) -> int:
-    """``block`` if given (validated), else 256 rows or fewer, so that block * M * L <= COMPARE_ELEMENTS."""
-    if block is not None:
-        positive(block, "block", integer=True)
-        return int(block)
-    return int(min(256, max(1, COMPARE_ELEMENTS // max(1, M * L))))
+#: columns compared at a time: their identical-column count fits in a byte
+CHUNK = 255
 
 
 def check_theta(theta: float, field: str = "theta") -> float:
@@ -49,11 +40,27 @@ def _blocked(rows, others, thr, block: int, reduce: str):
     or the largest number of identical columns (``"max"``)."""
     M, L = rows.shape
     nb = -(-M // block)
-    acc = jnp.uint8 if L < 256 else jnp.int32  # identical-column counts fit in a byte for L < 256
-    padded = jnp.pad(rows, ((0, nb * block - M), (0, 0)), constant_values=-1).reshape(nb, block, L)
+    # identical columns are counted in bytes, CHUNK columns at a time (a byte holds the count, and XLA fuses the
+    # comparison into its sum; one int32 sum over more columns held the whole (block, M, L) comparison)
+    nc = -(-L // CHUNK)
+    if nc == 1:  # one byte-sized sum: the program of every family of L <= CHUNK
+        padded = jnp.pad(rows, ((0, nb * block - M), (0, 0)), constant_values=-1).reshape(nb, block, L)
+
+        def one(rb):
+            same = jnp.sum(rb[:, None, :] == others[None, :, :], axis=-1, dtype=jnp.uint8).astype(jnp.int32)
+            return jnp.sum(same >= thr, axis=-1) if reduce == "count" else jnp.max(same, axis=-1)
+
+        return jax.lax.map(one, padded).reshape(-1)[:M]
+    padded = jnp.pad(rows, ((0, nb * block - M), (0, nc * CHUNK - L)), constant_values=-1)
+    padded = padded.reshape(nb, block, nc, CHUNK)
+    oth = jnp.pad(others, ((0, 0), (0, nc * CHUNK - L)), constant_values=-2).reshape(-1, nc, CHUNK)
 
     def one(rb):
-        same = jnp.sum(rb[:, None, :] == others[None, :, :], axis=-1, dtype=acc).astype(jnp.int32)
+        def chunk(acc, c):
+            same = jnp.sum(rb[:, None, c, :] == oth[None, :, c, :], axis=-1, dtype=jnp.uint8)
+            return acc + same.astype(jnp.int32), None
+
+        same, _ = jax.lax.scan(chunk, jnp.zeros((block, oth.shape[0]), jnp.int32), jnp.arange(nc))
         return jnp.sum(same >= thr, axis=-1) if reduce == "count" else jnp.max(same, axis=-1)
 
     return jax.lax.map(one, padded).reshape(-1)[:M]
@@ -64,32 +71,30 @@ def _as_small_ints(s) -> jnp.ndarray:
     return jnp.asarray(s, jnp.int8 if s.max(initial=0) < 127 else jnp.int32)
 
 
-def neighbour_counts(s, theta: float = THETA, *, block: int | None = None) -> np.ndarray:
-    """#{m' : id(m, m') >= theta} for every row of ``s`` (M, L), itself included (``block``: rows compared at
-    a time; default: by size, module docstring)."""
+def neighbour_counts(s, theta: float = THETA, *, block: int = 256) -> np.ndarray:
+    """#{m' : id(m, m') >= theta} for every row of ``s`` (M, L), itself included."""
     check_theta(theta)
+    positive(block, "block", integer=True)
     s = np.asarray(s)
-    block = _block_rows(block, *s.shape)
     x = _as_small_ints(s)
-    return np.asarray(_blocked(x, x, _threshold(theta, s.shape[1]), block, "count"))
+    return np.asarray(_blocked(x, x, _threshold(theta, s.shape[1]), int(block), "count"))
 
 
-def sequence_weights(s, theta: float = THETA, *, block: int | None = None) -> np.ndarray:
+def sequence_weights(s, theta: float = THETA, *, block: int = 256) -> np.ndarray:
     """Reweighting ``w_m = 1 / neighbour count`` (module docstring); ``w.sum()`` is M_eff."""
     return 1.0 / neighbour_counts(s, theta, block=block)
 
 
-def max_identity(s, others, *, block: int | None = None) -> np.ndarray:
+def max_identity(s, others, *, block: int = 256) -> np.ndarray:
     """Largest identity (fraction of columns) of each row of ``s`` to any row of ``others``."""
     s, others = np.asarray(s), np.asarray(others)
-    block = _block_rows(block, len(others), s.shape[1])
     big = max(s.max(initial=0), others.max(initial=0)) >= 127
     dt = jnp.int32 if big else jnp.int8
     n = _blocked(jnp.asarray(s, dt), jnp.asarray(others, dt), 0, int(block), "max")
     return np.asarray(n) / s.shape[1]
 
 
-def split_validation(s, theta: float = THETA, *, fraction: float = 0.1, seed: int = 0, block: int | None = None):
+def split_validation(s, theta: float = THETA, *, fraction: float = 0.1, seed: int = 0, block: int = 256):
     """(train indices, validation indices) with no training row within ``theta`` identity of a validation row.
 
     A random ``fraction`` of the rows is held out; every other row whose identity to one of them is
