@@ -143,9 +143,10 @@ def test_documents_hold_no_control_characters():
             assert not bad, f"{path.relative_to(ROOT)}:{n}: control characters {bad}"
 
 
-#: a document states what is, not when it was decided: no issue named by its number ("issue 16", "Issue #7") and
-#: no ISO date ("2026-11-30"); history lives in CHANGELOG.md and git
-DATED = re.compile(r"\bissue\s+#?\d+|\b\d{4}-\d{2}-\d{2}\b", re.IGNORECASE)
+#: a document states what is, not when it was decided: no issue named by its number ("issue 16", "Issue #7") or
+#: as "the issue" (the one the text was written for), and no ISO date ("2026-11-30"); history lives in
+#: CHANGELOG.md and git
+DATED = re.compile(r"\bissue\s+#?\d+|\bthe\s+issue\b|\b\d{4}-\d{2}-\d{2}\b", re.IGNORECASE)
 
 
 def dated_lines(text: str) -> list[tuple[int, list[str]]]:
@@ -157,12 +158,18 @@ def test_documents_name_no_issue_numbers_and_no_dates():
     """README.md and docs/*.md state the present: an issue number or a date says when something was decided or
     measured, which CHANGELOG.md and git keep."""
     planted = (
-        "A clean line: 3 issues, the issue's notes, 12 draws in 2026 words, 20-30 s, 1e-6.\n"
+        "A clean line: 3 issues, a known issue, 12 draws in 2026 words, 20-30 s, 1e-6.\n"
         "see issue 12\n"
         "Measured 2026-11-30 on 2 cores.\n"
         "Issue #7 and ISSUE 3 alike\n"
+        "against the issue's hour per case\n"
     )
-    assert dated_lines(planted) == [(2, ["issue 12"]), (3, ["2026-11-30"]), (4, ["Issue #7", "ISSUE 3"])]
+    assert dated_lines(planted) == [
+        (2, ["issue 12"]),
+        (3, ["2026-11-30"]),
+        (4, ["Issue #7", "ISSUE 3"]),
+        (5, ["the issue"]),
+    ]
     assert dated_lines("see issue 12") and dated_lines("2026-11-30") and not dated_lines(planted.splitlines()[0])
     bad = [
         f"{p.relative_to(ROOT)}:{n}: {', '.join(found)}"

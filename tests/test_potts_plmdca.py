@@ -133,3 +133,13 @@ def test_site_block_is_a_plmdca_setting():
         FitSettings(model="factored", site_block=3)
     with pytest.raises(InputError, match="site-block"):
         FitSettings(model="plmdca", fields=(True,), site_block=-1)
+
+
+def test_plm_couplings_hold_a_fit_once_and_mask_a_diagonal():
+    s, w, rng = _family()
+    p, _ = fit_plmdca(s, 4, 1e-3, weights=w, site_block=3, max_iter=20)
+    assert plm_couplings(p) is np.asarray(p.W)  # a fit's W has zero diagonal blocks: no copy
+    W = rng.normal(size=(5, 5, 3, 3)).astype(np.float32)
+    K = plm_couplings({"W": W, "h": np.zeros((5, 3))})
+    assert K is not W and K.dtype == np.float32 and not K[np.arange(5), np.arange(5)].any()
+    np.testing.assert_array_equal(K[0, 1], W[0, 1])

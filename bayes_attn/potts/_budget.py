@@ -8,7 +8,7 @@ and on two, and rounded up):
 * every process: :data:`BASE_BYTES` (Python, JAX, XLA's compilation of the fit);
 * the logits of one block of sequences: ``WORK_COPIES * rows * L * C * b`` (one-hot rows, logits, softmax,
   their gradients; ``rows`` = :func:`~bayes_attn.potts.block_rows`); a fit in blocks of sites keeps the
-  one-hot sequences, ``M * L * C * b``, and logits of its block only;
+  one-hot sequences, ``M * L * C * b`` (twice while they are built), and logits of its block only;
 * an L-BFGS state: ``(2 * memory + STATE_COPIES) * n * b`` for n parameters (the correction pairs, the
   parameters, gradient, search direction and the line search's trial points);
 * factored attention forms its couplings every evaluation: ``FA_COUPLING_COPIES * L^2 C^2 b`` and, its
@@ -62,8 +62,8 @@ def plm_memory(L: int, C: int, M: int, *, dtype: str = "float32", memory: int = 
 
 def _sites_fixed(L: int, C: int, M: int, b: int, site_block: int) -> float:
     """Bytes of a fit in blocks of sites besides the block's L-BFGS state: the couplings once, the one-hot
-    sequences once, a block's logits."""
-    return BASE_BYTES + L * L * C * C * b + M * L * C * b + WORK_COPIES * M * site_block * C * b
+    sequences (twice while they are built), a block's logits."""
+    return BASE_BYTES + L * L * C * C * b + 2 * M * L * C * b + WORK_COPIES * M * site_block * C * b
 
 
 def fa_memory(L: int, C: int, M: int, heads: int, *, dtype: str = "float32") -> float:

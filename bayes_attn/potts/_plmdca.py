@@ -54,9 +54,14 @@ def plm_logits(params: PlmParams, s) -> jax.Array:
 
 
 def plm_couplings(params: PlmParams) -> np.ndarray:
-    """Coupling tensor (L, L, C, C) with the diagonal blocks zeroed (§7.1, before symmetrisation)."""
+    """Coupling tensor (L, L, C, C) with the diagonal blocks zeroed (§7.1, before symmetrisation), in W's
+    precision.  W itself (no copy: the couplings of a long family are held once) when its diagonal blocks are
+    already zero, as a fit leaves them; else a masked copy."""
     W = np.asarray(as_params(params).W)
-    return W * (1.0 - np.eye(W.shape[0], dtype=W.dtype))[:, :, None, None]  # in W's precision: one copy
+    i = np.arange(W.shape[0])
+    if not W[i, i].any():
+        return W
+    return W * (1.0 - np.eye(W.shape[0], dtype=W.dtype))[:, :, None, None]
 
 
 def fit_plmdca(

@@ -81,7 +81,7 @@ def _optional(name: str, script: str, ways: set):
 
 
 def _full() -> str:
-    """benchmarks/sweep/results_full.json: grid_full.toml, the issue's 4 chains x (500 + 1000), all three ways."""
+    """benchmarks/sweep/results_full.json: grid_full.toml, the full 4 chains x (500 + 1000), all three ways."""
     f = _optional(
         "results_full.json",
         "benchmarks/sweep/run.py --grid benchmarks/sweep/grid_full.toml",
@@ -100,7 +100,7 @@ def _full() -> str:
         for k in ("processes", "sweep_1", "sweep_2")
     ]
     return (
-        "\nAt the issue's size, 4 chains × (500 + 1000) per cell (`benchmarks/sweep/grid_full.toml`, all "
+        "\nAt the full size, 4 chains × (500 + 1000) per cell (`benchmarks/sweep/grid_full.toml`, all "
         "ways side by side in one run):\n\n"
         + table(["how the grid runs", "median wall", "runs", "speed-up over processes"], rows)
         + f"\nsweep, 1 worker vs processes: {f['ratio_processes_over_sweep_1']:.2f}× (target ≥ 1.5); "

@@ -41,7 +41,7 @@ def render() -> str:
             + f"; {sum(c >= 0.9 for c in cell)}/{len(cell)} seeds >= 0.9",
         ],
         [
-            "M grid of the issue {1k, 3k, 10k, 30k} x 2 ensembles x 2 D x 3 seeds, FA and plmDCA",
+            "M grid {1k, 3k, 10k, 30k} x 2 ensembles x 2 D x 3 seeds, FA and plmDCA",
             f"fitted: M = {', '.join(str(m) for m in Ms)}; {len(both)} of 48 cells with both models",
             "PASS" if Ms == [1000, 3000, 10000, 30000] and len(both) == 48 else "NOT DONE",
         ],
