@@ -400,3 +400,37 @@ def test_scale_benchmark_smoke(tmp_path):
         timeout=300,
     )
     assert fig.returncode == 0 and (tmp_path / "scale.png").stat().st_size > 0, fig.stderr[-2000:]
+
+
+@pytest.mark.slow(seconds=60)
+def test_potts_scale_benchmark_smoke(tmp_path, monkeypatch):
+    """benchmarks/potts_scale/run.py on the rhomboid family tiled twice, two iterations: the tiled alignment
+    has twice the columns, the fit's record carries what the table reads, and the table renders from it."""
+    out = tmp_path / "r.json"
+    cmd = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "potts_scale" / "run.py"),
+        "--family",
+        "rhomboid",
+        "--tiles",
+        "2",
+        "--models",
+        "plmdca",
+        "--max-iter",
+        "2",
+        "--work",
+        str(tmp_path / "w"),
+        "--results",
+        str(out),
+    ]
+    proc = subprocess.run(cmd, env=smoke_env(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (row,) = json.loads(out.read_text())["rows"].values()
+    assert row["L"] == 2 * 135 and row["bounded"] and row["fit"]["iterations"] == 2
+    assert row["site_block"] > 0 and row["peak_rss_mb"] * 1e6 <= 1.5 * row["memory_estimate_mb"] * 1e6
+    monkeypatch.syspath_prepend(str(ROOT / "scripts" / "tables"))
+    import potts_scale
+
+    monkeypatch.setattr(potts_scale, "load", lambda rel, writer: json.loads(out.read_text()))
+    text = potts_scale.render()
+    assert "rhomboid × 2" in text and "bounded at 2" in text
