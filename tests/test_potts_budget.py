@@ -69,7 +69,7 @@ def test_the_block_shrinks_to_the_budget_and_zero_means_it_cannot_fit():
 def test_estimates_grow_with_size_and_precision():
     assert plm_memory(200, 21, 1000, dtype="float64") > plm_memory(200, 21, 1000)
     assert fa_memory(200, 21, 1000, 256) > fa_memory(200, 21, 1000, 32) > fa_memory(100, 21, 1000, 32)
-    assert fit_multiply_adds("plmdca", 100, 21, 1000) == 2 * 1000 * 2100**2
+    assert fit_multiply_adds(100, 21, 1000) == 2 * 1000 * 2100**2
 
 
 def test_budget_and_refusal():

@@ -76,7 +76,7 @@ def fit_budget(args, settings, L: int, C: int, M: int, *, sites_by_default: bool
         pt.require_fit_memory(
             need, budget, f"{settings.model} attention at L = {L}, M = {M}, {max(settings.heads)} heads,"
         )
-    work = pt.fit_multiply_adds(settings.model, L, C, M)
+    work = pt.fit_multiply_adds(L, C, M)
     secs = work / pt.matmul_rate()
     print(
         f"estimated peak memory {pt.format_bytes(need)} of a budget of {pt.format_bytes(budget)}{how}; one evaluation "

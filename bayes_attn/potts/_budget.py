@@ -105,10 +105,10 @@ def require_fit_memory(need: float, budget: float, what: str) -> None:
         )
 
 
-def fit_multiply_adds(model: str, L: int, C: int, M: int, heads: int = 1) -> float:
-    """Multiply-adds of one evaluation of the objective and its gradient: the logits and the coupling
-    gradient, two dense products of (M, L C) by (L C, L C) (docs/potts_proteins.md §4)."""
-    one_of(model, ("plmdca", "factored", "softmax"), "model")
+def fit_multiply_adds(L: int, C: int, M: int) -> float:
+    """Multiply-adds of one evaluation of the objective and its gradient on the coupling route (plmDCA, and
+    factored attention on protein families): the logits and the coupling gradient, two dense products of
+    (M, L C) by (L C, L C) (docs/potts_proteins.md §4)."""
     return 2.0 * M * (L * C) ** 2
 
 
