@@ -26,7 +26,9 @@ from bayes_attn.potts import fit_plmdca
 L, M, k = map(int, sys.argv[1:4])
 s = np.random.default_rng(0).integers(0, 21, (M, L))
 fit_plmdca(s, 21, 1e-3, max_iter=4, tol=0.0, rtol=0.0, dtype=jnp.float32, memory=10, site_block=k)
-print(json.dumps(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
+# this process's own high-water mark (VmHWM, Linux): ru_maxrss keeps the parent's across fork and exec
+hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")]
+print(json.dumps(int(hwm[0].split()[1]) * 1024 if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
 """
 
 
