@@ -25,6 +25,7 @@ from bayes_attn.linalg import (
     gp_posterior,
     kernel_data,
     kernel_diag,
+    kernel_energy,
     kernel_matrix,
     use_blocks,
 )
@@ -87,6 +88,46 @@ def test_gaussian_log_marginal_derivatives_are_the_closed_form():
     assert second == pytest.approx(float(fd2), rel=1e-4)
     bad = jax.jit(jax.grad(gaussian_log_marginal, argnums=(0, 1, 2)))(-5.0 * K, y, T)
     assert all(np.all(np.asarray(g) == 0.0) for g in bad)
+
+
+def _plain_energy(phi, U, y, T):
+    """``E(U)`` through JAX's dense log-pdf of the contracted kernel: differentiated by JAX's own rules."""
+    return -2.0 * _plain_log_marginal(kernel_matrix(phi, phi, U), y, T) - y.shape[0] * jnp.log(2.0 * jnp.pi)
+
+
+# r = d n > P from the blocks, r < P from the features, and n > d (the features by the policy)
+@pytest.mark.parametrize("shape, max_floats", [((7, 4, 3), 1e9), ((30, 4, 3), 0), ((12, 2, 5), 1e9)])
+def test_kernel_energy_derivatives_are_the_feature_form(shape, max_floats):
+    """The derivative of :func:`kernel_energy` in U (docs/theory.md eq. (4.5h): one Cholesky factor and one
+    triangular solve of the features) against JAX's derivatives of a dense log-pdf, first and second order, at a
+    positive-definite and at a singular U, from the blocks and from the features; central differences along a line;
+    derivatives in T and y through the fallback; +inf and a zero gradient where not PD."""
+    P, d, n = shape
+    phi, _, U, y = _problem(P=P, d=d, n=n, seed=5)
+    T = 0.05
+    kd, y = kernel_data(phi, max_floats=max_floats), jnp.asarray(y)
+    assert (kd.blocks is None) == (max_floats == 0 or n > d)  # the assembly policy
+    phi = jnp.asarray(phi)
+    b = np.random.default_rng(6).standard_normal((n, 1))
+    for U_ in (jnp.asarray(U), jnp.asarray(b @ b.T)):
+        ours = jax.jit(lambda V: kernel_energy(kd, V, y, T))
+        plain = jax.jit(lambda V: _plain_energy(phi, V, y, T))
+        assert float(ours(U_)) == pytest.approx(float(plain(U_)), rel=1e-11)
+        np.testing.assert_allclose(jax.jit(jax.grad(ours))(U_), jax.jit(jax.grad(plain))(U_), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(
+            jax.jit(jax.hessian(ours))(U_), jax.jit(jax.hessian(plain))(U_), rtol=1e-8, atol=1e-8
+        )
+    dU = jnp.asarray(np.random.default_rng(7).standard_normal((n, n)))
+    line = jax.jit(lambda t: kernel_energy(kd, jnp.asarray(U) + t * (dU + dU.T), y, T))
+    h = 1e-5
+    assert float(jax.jit(jax.grad(line))(0.0)) == pytest.approx(float((line(h) - line(-h)) / (2 * h)), rel=1e-6)
+    for arg in (1, 2):  # y and T: the other arguments' tangents
+        got = jax.jit(jax.grad(lambda *a: kernel_energy(kd, *a), argnums=arg))(jnp.asarray(U), y, T)
+        want = jax.jit(jax.grad(lambda *a: _plain_energy(phi, *a), argnums=arg))(jnp.asarray(U), y, T)
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+    bad = -10.0 * jnp.eye(n)
+    assert float(kernel_energy(kd, bad, y, T)) == np.inf
+    assert np.all(np.asarray(jax.grad(lambda V: kernel_energy(kd, V, y, T))(bad)) == 0.0)
 
 
 def test_gp_posterior_equals_the_explicit_inverse():

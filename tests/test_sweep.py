@@ -62,6 +62,11 @@ def _mtimes(out):
         ('"network.width" = [5, 0]\n', "network.width"),
         ('"sampler.seed" = [0, -1]\n', "sampler.seed"),
         ('"network.width" = [5, 3]\n', "N_1 >= p_1"),  # the order-parameter model needs N >= n_paths
+        ('[sweep.size]\n"network.width" = [5, 8]\n"network.temperature" = [0.1]\n', "sweep.size.network.temperature"),
+        ('[sweep.size]\n"network.width" = [5, 5]\n"network.temperature" = [0.1, 0.1]\n', "sweep.size"),
+        ('[sweep.size]\n"width" = [5, 8]\n', "sweep.size.width"),
+        ('[sweep.size]\n"network.width" = [5, 3]\n"sampler.seed" = [0, 1]\n', "N_1 >= p_1"),
+        ('"sampler.seed" = [0, 1]\n[sweep.seed]\n"network.width" = [5, 8]\n', "two axes share a name"),
     ],
 )
 def test_bad_sweeps_are_one_line_errors_and_touch_nothing(tmp_path, capsys, sweep, field):
@@ -106,6 +111,35 @@ def test_grid_names_and_hashes(tmp_path):
     again = load_sweep(cfg)
     assert [c.hash for c in again.cells] == [c.hash for c in sw.cells]  # deterministic
     assert sw.cells[-1].raw["network"]["width"] == 8 and sw.cells[-1].raw["sampler"]["seed"] == 1
+
+
+def test_paired_axes(tmp_path):
+    """A table under [sweep] is one axis whose keys go together (a grid at fixed alpha = P / N): its cells, names,
+    hashes and the coordinates sweep.nc gives it (each key along the axis)."""
+    from bayes_attn.sweep._run import sweep_dataset
+
+    cfg = _setup(
+        tmp_path,
+        '"sampler.seed" = [0, 1]\n[sweep.size]\n"network.width" = [5, 8, 16]\n"network.temperature" = [0.1, 0.2, 0.1]\n',
+    )
+    sw = load_sweep(cfg)
+    assert sw.names == ("seed", "size") and sw.shape == (2, 3) and sw.paired == (False, True)
+    assert sw.values[1] == ("width5_temperature0.1", "width8_temperature0.2", "width16_temperature0.1")
+    assert sw.keys == ("sampler.seed", "network.width+network.temperature")
+    names = [c.name for c in sw.cells]
+    assert names[:3] == ["seed0_width5_temperature0.1", "seed0_width8_temperature0.2", "seed0_width16_temperature0.1"]
+    assert len(set(names)) == 6 and len({c.hash for c in sw.cells}) == 6
+    last = sw.cells[-1].raw
+    assert (last["network"]["width"], last["network"]["temperature"], last["sampler"]["seed"]) == (16, 0.1, 1)
+    results = [{"status": "ok", "acc_sampled": 0.5 + 0.01 * k} for k in range(6)]
+    ds = sweep_dataset(sw, results)
+    assert ds["acc_sampled"].dims == ("seed", "size")
+    assert list(ds["width"].values) == [5, 8, 16] and ds["width"].dims == ("size",)
+    assert list(ds["temperature"].values) == [0.1, 0.2, 0.1]
+    assert float(ds["acc_sampled"].sel(seed=1, size="width8_temperature0.2")) == pytest.approx(0.54)
+    # the same cells as the product grid would give them: a cell's hash is its config's, not its axis
+    plain = load_sweep(_setup(tmp_path, '"network.width" = [8]\n"network.temperature" = [0.2]\n"sampler.seed" = [1]\n'))
+    assert plain.cells[0].hash == sw.cells[4].hash
 
 
 def test_the_cell_summaries_are_one_list_and_the_workers_import_no_matplotlib():

@@ -27,8 +27,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
+from jax.custom_derivatives import SymbolicZero
+
 from ._cholesky import log_det_from_cholesky
 from ._gp import energy, gaussian_log_marginal, shifted_cholesky
 from ._pathspace import energy_offset, log_marginal_offset, training_set
@@ -92,8 +95,64 @@ def train_kernel_data(phi, y, mode: str = "auto", max_floats: float = MAX_FLOATS
 
 
 def kernel_energy(kd: KernelData, U, y, T):
-    """``E(U) = ln det(K_U + T I) + y^T (K_U + T I)^-1 y`` (docs/theory.md eqs. (4.4a), (4.10b)) from kernel data."""
-    return energy(apply_kernel(kd, U), y, T) + energy_offset(kd.offset, T)
+    """``E(U) = ln det(K_U + T I) + y^T (K_U + T I)^-1 y`` (docs/theory.md eqs. (4.4a), (4.10b)) from train/train
+    kernel data; ``+inf`` where ``K_U + T I`` is not PD.
+
+    Differentiable to any order; its derivative in ``U`` is the feature form of (4.5a) (:func:`_energy_in_u`,
+    docs/theory.md eq. (4.5h)), one Cholesky factorisation and one triangular solve.
+    """
+    return _energy_in_u(U, kd, jnp.asarray(y), T) + energy_offset(kd.offset, T)
+
+
+def _energy_and_gradient(U, kd: KernelData, y, T):
+    """``(E, dE/dU, ok)`` without the offset: eq. (4.5a) in the feature form (4.5h).
+
+    With ``L L^T = K_U + T I``, ``Y = L^-1 Phi`` (``P x D n``, one triangular solve) and ``v = Phi^T G y``:
+    ``dE/dU_pq = sum_i (Y^T Y)[i p, i q] - v_ip v_iq``, only the ``n^2`` diagonal-in-``i`` sums of ``Y^T Y``, never
+    ``G = (K_U + T I)^-1`` itself.  ``ok`` is false where the factor is not finite (``K_U + T I`` not PD).
+    """
+    phi = kd.phi_a
+    P, d, n = phi.shape
+    c, ok = shifted_cholesky(apply_kernel(kd, U), T)
+    a = jsl.solve_triangular(c, y, lower=True)
+    E = log_det_from_cholesky(c) + a @ a
+    Y = jsl.solve_triangular(c, phi.reshape(P, d * n), lower=True).reshape(P, d, n)
+    v = jnp.einsum("mip,m->ip", Y, a)  # Phi^T G y = Y^T (L^-1 y)
+    g = jnp.einsum("mip,miq->pq", Y, Y) - v.T @ v
+    return E, g, ok
+
+
+@jax.custom_jvp
+def _energy_in_u(U, kd: KernelData, y, T):
+    """``E(U)`` of :func:`kernel_energy` without the offset, with :func:`_energy_and_gradient` as its derivative in
+    ``U`` (the other arguments are differentiated through the P x P route, :func:`~._gp.energy`)."""
+    return energy(apply_kernel(kd, U), y, T)
+
+
+def _is_zero(t) -> bool:
+    return isinstance(t, SymbolicZero)
+
+
+def _energy_in_u_jvp(primals, tangents):
+    """Tangent ``sum_pq dE/dU_pq dU_pq`` (eq. (4.5h)); ``E = +inf`` and a zero gradient where not PD.  A tangent in
+    ``kd``, ``y`` or ``T`` (none of the samplers has one) falls back to the derivative of the P x P route."""
+    U, kd, y, T = primals
+    dU, dkd, dy, dT = tangents
+    if not all(_is_zero(t) for t in jax.tree.leaves((dkd, dy, dT), is_leaf=_is_zero)):
+        dense = [
+            jnp.zeros(t.aval.shape, t.aval.dtype) if _is_zero(t) else t
+            for t in jax.tree.leaves(tangents, is_leaf=_is_zero)
+        ]
+        plain = lambda *p: energy(apply_kernel(p[1], p[0]), p[2], p[3])  # noqa: E731
+        return jax.jvp(plain, primals, jax.tree.unflatten(jax.tree.structure(tangents, is_leaf=_is_zero), dense))
+    E, g, ok = _energy_and_gradient(U, kd, y, T)
+    E = jnp.where(ok, E, jnp.inf)
+    if _is_zero(dU):
+        return E, jnp.zeros_like(E)
+    return E, jnp.sum(jnp.where(ok, g, 0.0) * dU)
+
+
+_energy_in_u.defjvp(_energy_in_u_jvp, symbolic_zeros=True)
 
 
 def kernel_log_marginal(kd: KernelData, U, y, T):
@@ -112,15 +171,9 @@ def energy_gradient(U, kd: KernelData, y, T):
     """``dE/dU = Tr(Phi_p^T G Phi_q) - (Phi_p^T r) . (Phi_q^T r)`` (docs/theory.md eq. (4.5a)).
 
     ``G = (K_U + T I)^-1``, ``r = G y``; entries of ``U`` taken as independent.  Train/train
-    kernel data only (``phi_a`` is ``phi_b``).
+    kernel data only (``phi_a`` is ``phi_b``).  Computed in the feature form (4.5h) (:func:`_energy_and_gradient`).
     """
-    phi = kd.phi_a
-    P, d, n = phi.shape
-    c, _ = shifted_cholesky(apply_kernel(kd, U), T)
-    r = jsl.cho_solve((c, True), y)
-    G_phi = jsl.cho_solve((c, True), phi.reshape(P, d * n)).reshape(P, d, n)
-    v = jnp.einsum("mip,m->ip", phi, r)
-    return jnp.einsum("mip,miq->pq", phi, G_phi) - v.T @ v
+    return _energy_and_gradient(U, kd, y, T)[1]
 
 
 def energy_derivatives(U, kd: KernelData, y, T):

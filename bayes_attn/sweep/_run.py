@@ -28,7 +28,7 @@ import xarray as xr
 from .._cache import cache_dir, usable_cores, with_single_thread_flags
 from .._errors import InputError
 from ._cell import ROW, run_cell
-from ._grid import Sweep
+from ._grid import Sweep, axis_names
 
 
 def check_writable(out: Path) -> None:
@@ -137,6 +137,11 @@ def sweep_dataset(sweep: Sweep, results: list[dict]) -> xr.Dataset:
     variables = {k: (dims, v) for k, v in data.items()}
     variables.update({k: (dims, v.astype(str)) for k, v in text.items()})
     coords = {n: list(v) for n, v in zip(sweep.names, sweep.values)}
+    for name, (keys, entries) in zip(sweep.names, sweep.settings):
+        if sweep.is_paired(name):  # each key of a paired axis as a coordinate along it (e.g. P and width along size)
+            for short, column in zip(axis_names(keys), zip(*entries)):
+                if short not in coords:
+                    coords[short] = (name, list(column))
     attrs = {
         "keys": ",".join(sweep.keys),
         "config": sweep.text,
