@@ -122,11 +122,13 @@ def _energy_and_gradient(U, kd: KernelData, y, T):
     return E, g, ok
 
 
-@jax.custom_jvp
-def _energy_in_u(U, kd: KernelData, y, T):
-    """``E(U)`` of :func:`kernel_energy` without the offset, with :func:`_energy_and_gradient` as its derivative in
-    ``U`` (the other arguments are differentiated through the P x P route, :func:`~._gp.energy`)."""
+def _plain_energy(U, kd: KernelData, y, T):
+    """``E(U)`` of :func:`kernel_energy` without the offset, by the P x P route (:func:`~._gp.energy`)."""
     return energy(apply_kernel(kd, U), y, T)
+
+
+#: :func:`_plain_energy` with :func:`_energy_and_gradient` as its derivative in ``U``
+_energy_in_u = jax.custom_jvp(_plain_energy)
 
 
 def _is_zero(t) -> bool:
@@ -143,8 +145,9 @@ def _energy_in_u_jvp(primals, tangents):
             jnp.zeros(t.aval.shape, t.aval.dtype) if _is_zero(t) else t
             for t in jax.tree.leaves(tangents, is_leaf=_is_zero)
         ]
-        plain = lambda *p: energy(apply_kernel(p[1], p[0]), p[2], p[3])  # noqa: E731
-        return jax.jvp(plain, primals, jax.tree.unflatten(jax.tree.structure(tangents, is_leaf=_is_zero), dense))
+        return jax.jvp(
+            _plain_energy, primals, jax.tree.unflatten(jax.tree.structure(tangents, is_leaf=_is_zero), dense)
+        )
     E, g, ok = _energy_and_gradient(U, kd, y, T)
     E = jnp.where(ok, E, jnp.inf)
     if _is_zero(dU):

@@ -70,9 +70,6 @@ class Sweep:
     #: per axis, whether it is a paired axis (a table under ``[sweep]``)
     paired: tuple[bool, ...] = ()
 
-    def is_paired(self, name: str) -> bool:
-        return bool(self.paired) and self.paired[self.names.index(name)]
-
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(len(v) for v in self.values)

@@ -137,8 +137,8 @@ def sweep_dataset(sweep: Sweep, results: list[dict]) -> xr.Dataset:
     variables = {k: (dims, v) for k, v in data.items()}
     variables.update({k: (dims, v.astype(str)) for k, v in text.items()})
     coords = {n: list(v) for n, v in zip(sweep.names, sweep.values)}
-    for name, (keys, entries) in zip(sweep.names, sweep.settings):
-        if sweep.is_paired(name):  # each key of a paired axis as a coordinate along it (e.g. P and width along size)
+    for name, paired, (keys, entries) in zip(sweep.names, sweep.paired, sweep.settings):
+        if paired:  # each key of a paired axis as a coordinate along it (e.g. P and width along size)
             for short, column in zip(axis_names(keys), zip(*entries)):
                 if short not in coords:
                     coords[short] = (name, list(column))
