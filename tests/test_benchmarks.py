@@ -434,3 +434,33 @@ def test_potts_scale_benchmark_smoke(tmp_path, monkeypatch):
     monkeypatch.setattr(potts_scale, "load", lambda rel, writer: json.loads(out.read_text()))
     text = potts_scale.render()
     assert "rhomboid × 2" in text and "bounded at 2" in text
+
+
+@pytest.mark.slow(seconds=60)
+def test_scale_sample_benchmark_smoke(tmp_path):
+    """benchmarks/scale/sample.py on a tiny config: it runs `bayes-attn sample` and `theory` as processes, and the
+    JSON has what docs/benchmarks.md's table reads, consistent with itself (sampling inside the command's wall
+    time, three leapfrog steps at most per draw at tree depth 2, the gap the difference of the accuracies)."""
+    cfg = tmp_path / "tiny.toml"
+    text = (ROOT / "benchmarks" / "scale" / "sample_p1e4.toml").read_text()
+    text = text.replace("P = 10000", "P = 30").replace("n_test = 1000", "n_test = 20")
+    text = text.replace("width = 10000", "width = 30")
+    cfg.write_text(
+        text.replace('kind = "nuts"', 'kind = "nuts"\nchains = 2\nwarmup = 20\ndraws = 20\nprogress_bar = false')
+    )
+    out = tmp_path / "sample.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "scale" / "sample.py"), "--config", str(cfg), "--work",
+         str(tmp_path / "work"), "--out", str(out)],
+        env=smoke_env(), capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    r, c = res["run"], res["commands"]
+    assert (res["P"], res["N"], res["n_test"], res["max_tree_depth"]) == (30, 30, 20, 2)
+    assert 0 < r["sampling_s"] < c["sample"]["wall_s"] and c["theory"]["wall_s"] > 0
+    assert c["sample"]["peak_rss_gb"] > 0.1 and c["theory"]["peak_rss_gb"] > 0.1
+    assert (r["chains"], r["draws"], r["warmup"]) == (2, 20, 20)
+    assert 1 <= r["steps_per_draw"] <= 3 and r["gradients"]["sample_stats"] <= 3 * 2 * 20
+    assert r["acc_gap_pts"] == pytest.approx(100 * (r["acc_sampled"] - r["acc_theory"]))
+    assert 0 <= r["acc_theory"] <= 1 and r["theory_ok"]
