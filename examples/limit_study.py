@@ -137,6 +137,7 @@ def figure(rows, fit_rows, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
     import numpy as np
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.9))
@@ -147,7 +148,7 @@ def figure(rows, fit_rows, path: Path) -> None:
         for ax, key, slope in ((axes[0], "mean_rel_err", fr["f_slope"]), (axes[1], "U_rel_err", fr["U_slope"])):
             vals = [[r[key] for r in sub if r["N"] == N] for N in Ns]
             ax.errorbar(Ns, [np.mean(v) for v in vals], yerr=[np.std(v) for v in vals], fmt="o-", color=c,
-                        capsize=3, label=f"alpha = {alpha:g} (slope {slope:.2f})")  # fmt: skip
+                        capsize=3, label=f"alpha = {alpha:g}" + (f" (slope {slope:.2f})" if np.isfinite(slope) else ""))  # fmt: skip
         floor = [np.mean([r["mean_rel_mcse"] for r in sub if r["N"] == N]) for N in Ns]
         axes[0].plot(Ns, floor, ":", color=c, lw=1)
         gaps = [[r["acc_gap_pts"] for r in sub if r["N"] == N] for N in Ns]
@@ -159,6 +160,7 @@ def figure(rows, fit_rows, path: Path) -> None:
     axes[2].axhline(0.0, color="gray", lw=0.8)
     for ax in axes:
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("width N (P = alpha N)")
         ax.legend(fontsize=7)
     for ax in axes[:2]:

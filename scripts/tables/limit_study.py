@@ -4,6 +4,7 @@ Reads docs/figures/limit_study.json (examples/limit_study.py).
 """
 
 import sys
+from math import isfinite
 from pathlib import Path
 from statistics import mean, pstdev
 
@@ -12,7 +13,8 @@ from _common import MissingData, figure, minus, sci, table, width_label  # noqa:
 
 
 def _pm(vals, fmt):
-    return f"{format(mean(vals), fmt)} ± {format(pstdev(vals), fmt)}" if len(vals) > 1 else format(vals[0], fmt)
+    sd = fmt.lstrip("+")
+    return f"{format(mean(vals), fmt)} ± {format(pstdev(vals), sd)}" if len(vals) > 1 else format(vals[0], fmt)
 
 
 def render() -> str:
@@ -43,6 +45,8 @@ def render() -> str:
     fits = [
         f"alpha = {f['alpha']:g}: <f> ~ N^({minus(format(f['f_slope'], '.2f'))} ± {f['f_se']:.2f}), "
         f"U ~ N^({minus(format(f['U_slope'], '.2f'))} ± {f['U_se']:.2f}) ({f['points']} cells)"
+        if isfinite(f["f_slope"]) and isfinite(f["U_slope"])
+        else f"alpha = {f['alpha']:g}: no slope yet ({f['points']} cells, one size)"
         for f in d["fits"]
     ]
     g = d["gates"]
