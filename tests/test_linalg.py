@@ -95,8 +95,9 @@ def _plain_energy(phi, U, y, T):
     return -2.0 * _plain_log_marginal(kernel_matrix(phi, phi, U), y, T) - y.shape[0] * jnp.log(2.0 * jnp.pi)
 
 
-# r = d n > P from the blocks, r < P from the features, and n > d (the features by the policy)
-@pytest.mark.parametrize("shape, max_floats", [((7, 4, 3), 1e9), ((30, 4, 3), 0), ((12, 2, 5), 1e9)])
+# r = d n > P from the blocks (through G), r = P from the blocks (path space's square case), r < P from the
+# features, and n > d (the features by the policy)
+@pytest.mark.parametrize("shape, max_floats", [((7, 4, 3), 1e9), ((12, 4, 3), 1e9), ((30, 4, 3), 0), ((12, 2, 5), 1e9)])
 def test_kernel_energy_derivatives_are_the_feature_form(shape, max_floats):
     """The derivative of :func:`kernel_energy` in U (docs/theory.md eq. (4.5h): one Cholesky factor and one
     triangular solve of the features) against JAX's derivatives of a dense log-pdf, first and second order, at a

@@ -110,12 +110,22 @@ def _energy_and_gradient(U, kd: KernelData, y, T):
     With ``L L^T = K_U + T I``, ``Y = L^-1 Phi`` (``P x D n``, one triangular solve) and ``v = Phi^T G y``:
     ``dE/dU_pq = sum_i (Y^T Y)[i p, i q] - v_ip v_iq``, only the ``n^2`` diagonal-in-``i`` sums of ``Y^T Y``, never
     ``G = (K_U + T I)^-1`` itself.  ``ok`` is false where the factor is not finite (``K_U + T I`` not PD).
+
+    *(Project choice, by cost)*: with the blocks at hand and fewer inputs than feature columns (``P < D n``, the
+    dense route of a small training set) the solve against ``D n`` columns costs more than ``G`` and one pass over
+    the blocks, so (4.5a) is used as written there; path space (``P = D n``) and larger sets take the feature form.
     """
     phi = kd.phi_a
     P, d, n = phi.shape
     c, ok = shifted_cholesky(apply_kernel(kd, U), T)
     a = jsl.solve_triangular(c, y, lower=True)
     E = log_det_from_cholesky(c) + a @ a
+    if kd.blocks is not None and P < d * n:
+        # fewer inputs than feature columns: G itself (P^3) and one pass over the blocks (n^2 P^2) cost less than
+        # the solve against the D n columns (P^2 D n); eq. (4.5a) as written, dE/dU_pq = <G - r r^T, B_pq>
+        L_inv = jsl.solve_triangular(c, jnp.eye(P, dtype=c.dtype), lower=True)
+        r = L_inv.T @ a
+        return E, jnp.einsum("mk,pqmk->pq", L_inv.T @ L_inv - jnp.outer(r, r), kd.blocks), ok
     Y = jsl.solve_triangular(c, phi.reshape(P, d * n), lower=True).reshape(P, d, n)
     v = jnp.einsum("mip,m->ip", Y, a)  # Phi^T G y = Y^T (L^-1 y)
     g = jnp.einsum("mip,miq->pq", Y, Y) - v.T @ v
