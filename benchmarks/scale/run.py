@@ -16,7 +16,6 @@ resident memory after each size is recorded too (it only grows).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource
@@ -118,10 +117,9 @@ def main(argv=None) -> int:
         "repeats": a.repeats,
         "rows": rows,
     }
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = a.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(out, indent=1))
-    tmp.replace(a.out)
+    from bayes_attn._io import atomic_write_json
+
+    atomic_write_json(a.out, out)
     print(f"wrote {a.out}")
     return 0
 

@@ -119,10 +119,9 @@ def main(argv=None) -> int:
         "run": row,
     }
     print(json.dumps(out, indent=1))
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = a.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(out, indent=1))
-    tmp.replace(a.out)
+    from bayes_attn._io import atomic_write_json
+
+    atomic_write_json(a.out, out)
     print(f"wrote {a.out}")
     return 0
 
